@@ -1,0 +1,29 @@
+import type { ChatModel } from '../llm/chat-model.js';
+import type { HitlHandler } from '../hitl/hitl-handler.js';
+import type { Tool } from '../tools/tool.js';
+import type { AgentMiddleware } from './agent-middleware.js';
+
+/** Everything that defines an assistant. */
+export interface AgentConfig {
+  /** Assistant id clients pass as assistant_id. */
+  id: string;
+  name: string;
+  description: string;
+  systemPrompt: string;
+  model: ChatModel;
+  tools: Tool[];
+  middleware: AgentMiddleware[];
+  /** Asks a person before sensitive tools; absent means approve everything. */
+  hitl?: HitlHandler;
+  /** Model calls per run before the loop stops (ReAct iterations). */
+  maxIterations: number;
+  /** Tool calls per run before the loop stops. */
+  maxToolCallsPerTurn: number;
+  toolTimeoutMs: number;
+}
+
+export const AGENT_DEFAULTS = {
+  maxIterations: 10,
+  maxToolCallsPerTurn: 3,
+  toolTimeoutMs: 30_000,
+} as const;

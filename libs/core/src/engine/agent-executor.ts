@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DoneEvent,
+  ErrorEvent,
+  type EventEnvelope,
+  type ExecutionEvent,
+  HitlRequestEvent,
+  TextEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+} from '../events/execution-event.js';
+import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
+import type { Caller } from '../session/caller.js';
+import { ToolDispatcher } from '../tools/tool-dispatcher.js';
+import type { ToolContext, ToolResult } from '../tools/tool.js';
+import type { AgentConfig } from './agent-config.js';
+import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
+
+export interface ExecutionContext {
+  runId: string;
+  caller: Caller;
+  /** The conversation before this turn, oldest first. */
+  history: ChatMessage[];
+  /** Cancels the run: the model stream and any tool in flight stop. */
+  signal: AbortSignal;
+  /** Receives each message the run adds to the conversation, in order. */
+  onMessage?: (message: ChatMessage) => void;
+}
+
+/**
+ * Runs one turn of an agent: streams the model, executes tool calls, loops until the
+ * model answers without tools. Never throws: failures become an `error` event, and
+ * every run ends with exactly one `done`.
+ */
+export class AgentExecutor {
+  private readonly dispatcher: ToolDispatcher;
+  private readonly callTool: ToolCallHandler;
+
+  constructor(readonly config: AgentConfig) {
+    this.dispatcher = new ToolDispatcher(config.tools, config.toolTimeoutMs);
+    this.callTool = composeToolCall(config.middleware, (call, ctx) => this.dispatcher.dispatch(call, ctx));
+  }
+
+  async *execute(userInput: string, sessionId: string, context: ExecutionContext): AsyncGenerator<ExecutionEvent> {
+    const envelope: EventEnvelope = { sessionId, runId: context.runId };
+    let cancelled = false;
+    let reason: string | undefined;
+    try {
+      const outcome = yield* this.loop(userInput, envelope, context);
+      cancelled = outcome.cancelled;
+      reason = outcome.reason;
+    } catch (err) {
+      if (context.signal.aborted) {
+        cancelled = true;
+        reason = 'cancelled';
+      } else {
+        yield new ErrorEvent(envelope, describeError(err), false, 'run_failed');
+      }
+    }
+    yield new DoneEvent(envelope, cancelled, reason);
+  }
+
+  private async *loop(
+    userInput: string,
+    envelope: EventEnvelope,
+    context: ExecutionContext,
+  ): AsyncGenerator<ExecutionEvent, { cancelled: boolean; reason?: string }> {
+    const { config } = this;
+    const messages: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...context.history];
+    const add = (message: ChatMessage) => {
+      messages.push(message);
+      context.onMessage?.(message);
+    };
+    messages.push({ role: 'user', content: userInput });
+    let toolCallsUsed = 0;
+
+    for (let iteration = 1; iteration <= config.maxIterations; iteration++) {
+      const state: ModelCallState = {
+        sessionId: envelope.sessionId,
+        runId: envelope.runId,
+        iteration,
+        messages: [...messages],
+        tools: this.dispatcher.specs(),
+      };
+      for (const mw of config.middleware) await mw.beforeModel?.(state);
+      if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
+
+      let text = '';
+      let toolCalls: ToolCallRequest[] = [];
+      let finishReason = 'stop';
+      for await (const chunk of config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal })) {
+        if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
+        if (chunk.type === 'text' && chunk.text) {
+          text += chunk.text;
+          yield new TextEvent(envelope, chunk.text, false);
+        } else if (chunk.type === 'tool_calls') {
+          toolCalls = chunk.calls;
+        } else if (chunk.type === 'finish') {
+          finishReason = chunk.reason;
+        }
+      }
+      if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
+      for (const mw of config.middleware) await mw.afterModel?.(state, { text, toolCalls, finishReason });
+
+      if (toolCalls.length === 0) {
+        yield new TextEvent(envelope, '', true);
+        add({ role: 'assistant', content: text });
+        return { cancelled: false };
+      }
+
+      add({ role: 'assistant', content: text, toolCalls });
+      for (const call of toolCalls) {
+        if (toolCallsUsed >= config.maxToolCallsPerTurn) {
+          const note = `Tool-call limit of ${config.maxToolCallsPerTurn} per turn reached; ${call.name} was not run.`;
+          add({ role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: note }) });
+          yield new TextEvent(envelope, `\n[${note}]`, true);
+          return { cancelled: false, reason: 'tool_call_limit' };
+        }
+        toolCallsUsed++;
+        const outcome = yield* this.runTool(call, envelope, context);
+        if (outcome === 'stop') return { cancelled: true, reason: context.signal.aborted ? 'cancelled' : 'rejected' };
+        add(outcome);
+      }
+    }
+    const note = `Stopped after ${config.maxIterations} iterations without a final answer.`;
+    yield new TextEvent(envelope, `\n[${note}]`, true);
+    return { cancelled: false, reason: 'max_iterations' };
+  }
+
+  /** Runs one tool call; returns the tool message, or 'stop' when the run must end. */
+  private async *runTool(call: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext): AsyncGenerator<ExecutionEvent, ChatMessage | 'stop'> {
+    yield new ToolCallEvent(envelope, call.name, call.arguments, call.id);
+    const tool = this.dispatcher.get(call.name);
+    if (tool?.sensitive && this.config.hitl) {
+      const requestId = randomUUID();
+      yield new HitlRequestEvent(envelope, requestId, { name: call.name, args: call.arguments, description: tool.description });
+      const decision = await this.config.hitl.requestApproval({ name: call.name, args: call.arguments, description: tool.description }, envelope.sessionId, context.signal);
+      if (decision.type === 'reject') {
+        yield new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'Rejected by user' }, 'rejected');
+        return 'stop';
+      }
+    }
+    const extra: ExecutionEvent[] = [];
+    const ctx: ToolContext = {
+      caller: context.caller,
+      sessionId: envelope.sessionId,
+      runId: envelope.runId,
+      toolCallId: call.id,
+      signal: context.signal,
+      emit: (build) => extra.push(build(envelope)),
+    };
+    const result = (await this.callTool(call, ctx)) as ToolResult & { status?: ToolResultEvent['status'] };
+    yield* extra;
+    if (context.signal.aborted) {
+      yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');
+      return 'stop';
+    }
+    const status = result.status ?? (result.success ? 'success' : 'error');
+    const payload = result.success ? result.output : { success: false, error: result.error, ...(result.output ? { details: result.output } : {}) };
+    yield new ToolResultEvent(envelope, call.id, payload, status);
+    return { role: 'tool', name: call.name, toolCallId: call.id, content: typeof payload === 'string' ? payload : JSON.stringify(payload) };
+  }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}

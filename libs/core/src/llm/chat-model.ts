@@ -1,0 +1,46 @@
+/** Conversation messages as the engine and providers see them (OpenAI's shape, camelCase). */
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCallRequest {
+  /** Provider's id for native calls; generated otherwise. */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+  /** Tool name, for role "tool". */
+  name?: string;
+  /** The call this message answers, for role "tool". */
+  toolCallId?: string;
+  /** Native tool calls the assistant made. */
+  toolCalls?: ToolCallRequest[];
+}
+
+/** A tool as the model is told about it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+}
+
+/** What a streaming model yields: text as it comes, native tool calls once complete. */
+export type ModelChunk =
+  | { type: 'text'; text: string }
+  | { type: 'tool_calls'; calls: ToolCallRequest[] }
+  | { type: 'finish'; reason: string };
+
+/** An LLM provider. Implementations abort their request when `signal` fires. */
+export interface ChatModel {
+  readonly id: string;
+  stream(request: ModelRequest): AsyncIterable<ModelChunk>;
+}

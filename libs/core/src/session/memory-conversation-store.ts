@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import type { EventDict } from '../events/execution-event.js';
+import type {
+  ConversationStore,
+  MessageRecord,
+  MessageStore,
+  NewMessage,
+  NewSession,
+  Page,
+  RunEventArchive,
+  RunRecord,
+  RunStore,
+  SessionRecord,
+  SessionStore,
+} from './session-store.js';
+
+/** In-process store for a single process and unit tests (DATAAGENT_SESSION_STORE=memory). */
+export class MemoryConversationStore implements ConversationStore {
+  private readonly sessionMap = new Map<string, SessionRecord>();
+  private readonly messageMap = new Map<string, MessageRecord[]>();
+  private readonly runMap = new Map<string, RunRecord>();
+  private readonly eventMap = new Map<string, EventDict[]>();
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  readonly sessions: SessionStore = {
+    create: async (input: NewSession) => {
+      const at = this.now();
+      const record: SessionRecord = {
+        sessionId: input.sessionId ?? randomUUID(),
+        tenantId: input.tenantId,
+        userId: input.userId,
+        assistantId: input.assistantId,
+        title: input.title ?? '',
+        metadata: input.metadata ?? {},
+        createdAt: at,
+        updatedAt: at,
+        lastActiveAt: at,
+      };
+      this.sessionMap.set(record.sessionId, record);
+      return { ...record };
+    },
+    get: async (id) => {
+      const s = this.sessionMap.get(id);
+      return s ? { ...s } : null;
+    },
+    update: async (id, patch) => {
+      const s = this.sessionMap.get(id);
+      if (!s) return null;
+      Object.assign(s, patch, { updatedAt: this.now() });
+      return { ...s };
+    },
+    delete: async (id) => {
+      const existed = this.sessionMap.delete(id);
+      this.messageMap.delete(id);
+      for (const [runId, run] of this.runMap) {
+        if (run.sessionId === id) {
+          this.runMap.delete(runId);
+          this.eventMap.delete(runId);
+        }
+      }
+      return existed;
+    },
+    listByUser: async (tenantId, userId, page) =>
+      this.page(
+        [...this.sessionMap.values()].filter((s) => s.tenantId === tenantId && s.userId === userId),
+        page,
+      ),
+    listByAssistant: async (tenantId, assistantId, page) =>
+      this.page(
+        [...this.sessionMap.values()].filter((s) => s.tenantId === tenantId && s.assistantId === assistantId),
+        page,
+      ),
+    cleanupExpired: async (timeoutSeconds) => {
+      const cutoff = this.now().getTime() - timeoutSeconds * 1000;
+      let removed = 0;
+      for (const s of [...this.sessionMap.values()]) {
+        if (s.lastActiveAt.getTime() < cutoff && (await this.sessions.delete(s.sessionId))) removed++;
+      }
+      return removed;
+    },
+  };
+
+  readonly messages: MessageStore = {
+    append: async (messages: NewMessage[]) => {
+      const stored = messages.map((m) => ({ ...m, messageId: m.messageId ?? randomUUID(), createdAt: m.createdAt ?? this.now() }));
+      for (const m of stored) {
+        const list = this.messageMap.get(m.sessionId) ?? [];
+        list.push(m);
+        this.messageMap.set(m.sessionId, list);
+      }
+      return stored;
+    },
+    list: async (sessionId, page) => (this.messageMap.get(sessionId) ?? []).slice(page.offset, page.offset + page.limit),
+    count: async (sessionId) => (this.messageMap.get(sessionId) ?? []).length,
+  };
+
+  readonly runs: RunStore = {
+    create: async (run) => {
+      const record: RunRecord = { ...run, status: 'queued', error: null, createdAt: this.now(), startedAt: null, finishedAt: null };
+      this.runMap.set(run.runId, record);
+      return { ...record };
+    },
+    get: async (runId) => {
+      const r = this.runMap.get(runId);
+      return r ? { ...r } : null;
+    },
+    markStarted: async (runId) => {
+      const r = this.runMap.get(runId);
+      if (r && (r.status === 'queued' || r.status === 'running')) Object.assign(r, { status: 'running', startedAt: r.startedAt ?? this.now() });
+    },
+    markFinished: async (runId, status, error) => {
+      const r = this.runMap.get(runId);
+      if (!r || (r.status !== 'queued' && r.status !== 'running')) return false;
+      Object.assign(r, { status, error: error ?? null, finishedAt: this.now() });
+      return true;
+    },
+    listActive: async (sessionId) =>
+      [...this.runMap.values()]
+        .filter((r) => r.sessionId === sessionId && (r.status === 'queued' || r.status === 'running'))
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+  };
+
+  readonly events: RunEventArchive = {
+    appendBatch: async (runId, events) => {
+      const list = this.eventMap.get(runId) ?? [];
+      const last = list.at(-1)?.seq ?? 0;
+      list.push(...events.filter((e) => e.seq > last));
+      this.eventMap.set(runId, list);
+    },
+    list: async (runId, afterSeq) => (this.eventMap.get(runId) ?? []).filter((e) => e.seq > afterSeq),
+  };
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+
+  private page(list: SessionRecord[], page: Page): SessionRecord[] {
+    return list
+      .sort((a, b) => b.lastActiveAt.getTime() - a.lastActiveAt.getTime())
+      .slice(page.offset, page.offset + page.limit)
+      .map((s) => ({ ...s }));
+  }
+}

@@ -1,0 +1,102 @@
+import type { ChatRole } from '../llm/chat-model.js';
+
+export interface SessionRecord {
+  sessionId: string;
+  tenantId: string;
+  userId: string;
+  assistantId: string;
+  title: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+  lastActiveAt: Date;
+}
+
+export interface NewSession {
+  sessionId?: string;
+  tenantId: string;
+  userId: string;
+  assistantId: string;
+  title?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** Sessions of users with assistants (seed 002, Req 13). */
+export interface SessionStore {
+  create(input: NewSession): Promise<SessionRecord>;
+  get(sessionId: string): Promise<SessionRecord | null>;
+  update(sessionId: string, patch: Partial<Pick<SessionRecord, 'title' | 'metadata' | 'lastActiveAt'>>): Promise<SessionRecord | null>;
+  /** Deletes the session with its messages and runs. Returns false when it did not exist. */
+  delete(sessionId: string): Promise<boolean>;
+  listByUser(tenantId: string, userId: string, page: Page): Promise<SessionRecord[]>;
+  listByAssistant(tenantId: string, assistantId: string, page: Page): Promise<SessionRecord[]>;
+  /** Deletes sessions idle for longer than `timeoutSeconds`; returns how many. */
+  cleanupExpired(timeoutSeconds: number): Promise<number>;
+}
+
+export interface MessageRecord {
+  messageId: string;
+  sessionId: string;
+  runId: string | null;
+  role: ChatRole;
+  content: string;
+  /** Tool name (role tool) or native tool calls (role assistant), when any. */
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export type NewMessage = Omit<MessageRecord, 'messageId' | 'createdAt'> & { messageId?: string; createdAt?: Date };
+
+/** The session's history, oldest first. */
+export interface MessageStore {
+  append(messages: NewMessage[]): Promise<MessageRecord[]>;
+  list(sessionId: string, page: Page): Promise<MessageRecord[]>;
+  count(sessionId: string): Promise<number>;
+}
+
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunRecord {
+  runId: string;
+  sessionId: string;
+  tenantId: string;
+  userId: string;
+  assistantId: string;
+  status: RunStatus;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface RunStore {
+  create(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>): Promise<RunRecord>;
+  get(runId: string): Promise<RunRecord | null>;
+  markStarted(runId: string): Promise<void>;
+  /** Sets a final status unless the run already has one; returns whether it did. */
+  markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean>;
+  /** Runs of a session that are queued or running, oldest first. */
+  listActive(sessionId: string): Promise<RunRecord[]>;
+}
+
+/** The durable copy of run events; batched, never a row per token. */
+export interface RunEventArchive {
+  appendBatch(runId: string, events: import('../events/execution-event.js').EventDict[]): Promise<void>;
+  list(runId: string, afterSeq: number): Promise<import('../events/execution-event.js').EventDict[]>;
+}
+
+/** Everything the system stores about conversations. */
+export interface ConversationStore {
+  sessions: SessionStore;
+  messages: MessageStore;
+  runs: RunStore;
+  events: RunEventArchive;
+  /** True when the backing database answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,63 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
+import type { Tool, ToolContext, ToolResult } from './tool.js';
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/**
+ * Routes every tool call to the tool that serves it, with argument validation against
+ * the tool's JSON Schema and a per-tool timeout. Failures come back as results for the
+ * model, never as exceptions.
+ */
+export class ToolDispatcher {
+  private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+
+  constructor(tools: Iterable<Tool> = [], private readonly defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  register(tool: Tool): void {
+    this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.parameters) });
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name)?.tool;
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+  }
+
+  async dispatch(call: ToolCallRequest, ctx: ToolContext): Promise<ToolResult & { status: 'success' | 'error' | 'timeout' | 'cancelled' }> {
+    const entry = this.tools.get(call.name);
+    if (!entry) return { success: false, output: null, error: `Tool not found: ${call.name}`, status: 'error' };
+    if (!entry.validate(call.arguments)) {
+      const fields = (entry.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
+      return { success: false, output: { invalid_arguments: fields }, error: `Invalid arguments: ${fields.join('; ')}`, status: 'error' };
+    }
+    const timeoutMs = entry.tool.timeoutMs ?? this.defaultTimeoutMs;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const cancelled = new Promise<'cancelled'>((resolve) => controller.signal.addEventListener('abort', () => resolve('cancelled'), { once: true }));
+    try {
+      const outcome = await Promise.race([entry.tool.execute(call.arguments, { ...ctx, signal: controller.signal }), timeout, cancelled]);
+      if (outcome === 'timeout') {
+        controller.abort(new Error('tool timeout'));
+        return { success: false, output: null, error: `Tool ${call.name} timed out after ${timeoutMs} ms`, status: 'timeout' };
+      }
+      if (outcome === 'cancelled') return { success: false, output: null, error: 'Cancelled', status: 'cancelled' };
+      return { ...outcome, status: outcome.success ? 'success' : 'error' };
+    } catch (err) {
+      return { success: false, output: null, error: err instanceof Error ? err.message : String(err), status: 'error' };
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

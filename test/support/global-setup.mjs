@@ -1,0 +1,2 @@
+// Placeholder replaced by the local-services harness.
+export default async function globalSetup() {}
