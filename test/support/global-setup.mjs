@@ -1,2 +1,50 @@
-// Placeholder replaced by the local-services harness.
-export default async function globalSetup() {}
+/**
+ * Jest global setup: one throw-away Redis and MariaDB for the whole run, bound to loopback.
+ *
+ * Runs in jest's parent process before any worker is spawned, so the variables set here reach
+ * every test file, with or without --runInBand. Handles are kept on globalThis for the teardown.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureServerPackages, startMariadb, startRedis } from '../../scripts/local-services.mjs';
+
+export const HANDLES_KEY = '__dataagentLocalServices';
+
+export default async function globalSetup() {
+  await ensureServerPackages();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-test-'));
+  const started = Date.now();
+  const [redis, mariadb] = await Promise.allSettled([
+    startRedis({ dir: path.join(dir, 'redis'), persist: false }),
+    startMariadb({
+      dir: path.join(dir, 'mariadb'),
+      database: 'dataagent_test',
+      user: 'dataagent_test',
+      password: randomBytes(12).toString('hex'),
+      durable: false,
+    }),
+  ]);
+  if (redis.status === 'rejected' || mariadb.status === 'rejected') {
+    await Promise.allSettled([redis, mariadb].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    await rm(dir, { recursive: true, force: true });
+    throw redis.status === 'rejected' ? redis.reason : /** @type {PromiseRejectedResult} */ (mariadb).reason;
+  }
+  globalThis[HANDLES_KEY] = { dir, redis: redis.value, mariadb: mariadb.value };
+
+  const db = mariadb.value;
+  Object.assign(process.env, {
+    DATAAGENT_REDIS_URL: redis.value.url,
+    DATAAGENT_MYSQL_HOST: db.host,
+    DATAAGENT_MYSQL_PORT: String(db.port),
+    DATAAGENT_MYSQL_USER: db.user,
+    DATAAGENT_MYSQL_PASSWORD: db.password,
+    DATAAGENT_MYSQL_DATABASE: db.database,
+    DATAAGENT_TEST_MYSQL_ROOT_SOCKET: db.socketPath,
+  });
+  process.stderr.write(
+    `\n[test harness] redis ${redis.value.url} (${redis.value.startedInMs} ms), ` +
+      `mariadb 127.0.0.1:${db.port} (${db.startedInMs} ms), ready in ${Date.now() - started} ms\n`,
+  );
+}

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { AgentsController } from './agents/agents.controller.js';
+import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { ApiKeyService } from './auth/api-key.service.js';
+import { ChatController } from './chat/chat.controller.js';
+import { ChatSocketGateway } from './chat/chat.gateway.js';
+import { ChatService } from './chat/chat.service.js';
+import { HealthController } from './health/health.controller.js';
+import type { GatewaySettings } from './infra/gateway-config.js';
+import { InfraModule } from './infra/infra.module.js';
+import { SessionAccess } from './sessions/session-access.service.js';
+import { SessionCleanup } from './sessions/session-cleanup.service.js';
+import { SessionsController } from './sessions/sessions.controller.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(settings: GatewaySettings): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        InfraModule.forRoot(settings),
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: settings.server.logLevel,
+            base: { service: 'gateway', pid: process.pid },
+            genReqId: (req, res) => {
+              const given = req.headers['x-request-id'];
+              const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+              res.setHeader('X-Request-Id', id);
+              return id;
+            },
+            customProps: (req) => ({ request_id: req.id }),
+            redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+            autoLogging: { ignore: (req) => req.url === '/api/v1/health' },
+          },
+        }),
+      ],
+      controllers: [ChatController, SessionsController, AgentsController, HealthController],
+      providers: [
+        ApiKeyService,
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        SessionAccess,
+        SessionCleanup,
+        ChatService,
+        ChatSocketGateway,
+      ],
+    };
+  }
+}

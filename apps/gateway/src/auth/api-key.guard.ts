@@ -1,0 +1,31 @@
+import { type CanActivate, type ExecutionContext, Injectable, SetMetadata, createParamDecorator } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import type { Caller } from '#core/session/caller.js';
+import { ApiKeyService } from './api-key.service.js';
+
+const PUBLIC = 'dataagent:public';
+
+/** Marks a route that needs no API key (health). */
+export const Public = () => SetMetadata(PUBLIC, true);
+
+type AuthedRequest = Request & { caller?: Caller };
+
+/** Resolves every HTTP request to a caller from its X-API-Key header. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(private readonly keys: ApiKeyService, private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    if (context.getType() !== 'http') return true;
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const req = context.switchToHttp().getRequest<AuthedRequest>();
+    req.caller = this.keys.resolve(req.header('x-api-key') ?? undefined);
+    return true;
+  }
+}
+
+/** The caller of the current HTTP request. */
+export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): Caller => {
+  return ctx.switchToHttp().getRequest<AuthedRequest>().caller!;
+});

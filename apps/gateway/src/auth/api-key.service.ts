@@ -1,0 +1,51 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { ANONYMOUS_CALLER, type Caller, type Role } from '#core/session/caller.js';
+import { ApiError } from '../common/api-error.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS } from '../infra/tokens.js';
+
+interface KeyEntry {
+  digest: Buffer;
+  caller: Caller;
+}
+
+const digest = (key: string) => createHash('sha256').update(key).digest();
+
+/**
+ * Resolves an API key to a caller. DATAAGENT_API_KEYS entries are `key` (tenant
+ * "default", a user id derived from the key) or `key:tenant:user[:role]`.
+ * Keys are compared by digest in constant time and never logged.
+ */
+@Injectable()
+export class ApiKeyService {
+  private readonly entries: KeyEntry[];
+  private readonly disabled: boolean;
+
+  constructor(@Inject(SETTINGS) settings: GatewaySettings) {
+    this.disabled = settings.server.authDisabled;
+    this.entries = settings.server.apiKeys.map(parseEntry);
+  }
+
+  /**
+   * @throws ApiError 401 when the key is missing or unknown (unless auth is disabled).
+   */
+  resolve(key: string | undefined): Caller {
+    if (this.disabled) return ANONYMOUS_CALLER;
+    if (!key) throw new ApiError(401, 'missing_api_key', 'An API key is required: send it as the X-API-Key header');
+    const d = digest(key);
+    const entry = this.entries.find((e) => timingSafeEqual(e.digest, d));
+    if (!entry) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid');
+    return entry.caller;
+  }
+}
+
+function parseEntry(spec: string): KeyEntry {
+  const [key, tenant, user, role] = spec.split(':');
+  const caller: Caller = {
+    tenantId: tenant || 'default',
+    userId: user || `key-${digest(key).toString('hex').slice(0, 12)}`,
+    role: (role === 'admin' ? 'admin' : 'user') as Role,
+  };
+  return { digest: digest(key), caller };
+}

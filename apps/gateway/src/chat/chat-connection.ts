@@ -1,0 +1,121 @@
+import type { Logger } from '@nestjs/common';
+import type { EventDict } from '#core/events/execution-event.js';
+import type { Caller } from '#core/session/caller.js';
+import { ApiError } from '../common/api-error.js';
+import { validateDto } from '../common/validation.js';
+import type { ChatService } from './chat.service.js';
+import { ChatRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
+
+/** How a connection answers its client; Socket.IO and plain WebSocket each implement it. */
+export interface ClientSink {
+  event(event: EventDict | ErrorEventBody): void;
+  pong(body: { timestamp: string }): void;
+}
+
+export type MessageAck = { ok: true; session_id?: string; run_id?: string } | { ok: false; error_code: string };
+
+export interface ErrorEventBody {
+  event_type: 'error';
+  timestamp: string;
+  session_id: string;
+  run_id: string;
+  seq: number;
+  error: string;
+  error_code: string;
+  details: Record<string, unknown>;
+  recoverable: true;
+}
+
+/**
+ * One client connection's conversation, whatever the transport: parses {type, payload}
+ * messages, submits chats, follows their runs, and reports bad input as an error event
+ * without dropping the connection.
+ */
+export class ChatConnection {
+  private readonly follows = new Map<string, () => void>();
+  private closed = false;
+
+  constructor(
+    private readonly chat: ChatService,
+    private readonly caller: Caller,
+    private readonly sink: ClientSink,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Handles one client message. Returns the acknowledgement: the run a chat started, or
+   * the error code of a refused message (the error event is sent too).
+   */
+  async handle(raw: unknown): Promise<MessageAck> {
+    let sessionId = '';
+    try {
+      const message = await validateDto(SocketMessageDto, parse(raw));
+      const payload = (message.payload ?? {}) as Record<string, unknown>;
+      sessionId = typeof payload.session_id === 'string' ? payload.session_id : '';
+      switch (message.type) {
+        case 'ping':
+          this.sink.pong({ timestamp: new Date().toISOString() });
+          return { ok: true };
+        case 'chat':
+          return await this.startChat(await validateDto(ChatRequestDto, message.payload));
+        default:
+          throw new ApiError(422, 'unknown_message_type', `Unknown message type: ${message.type}`, { supported: ['chat', 'ping'] });
+      }
+    } catch (err) {
+      return { ok: false, error_code: this.sendError(err, sessionId) };
+    }
+  }
+
+  /** Stops following every run; called when the client disconnects. */
+  close(): void {
+    this.closed = true;
+    for (const stop of this.follows.values()) stop();
+    this.follows.clear();
+  }
+
+  private async startChat(request: ChatRequestDto): Promise<MessageAck> {
+    const run = await this.chat.submit(this.caller, request);
+    await this.followRun(run.sessionId, run.runId, 0);
+    return { ok: true, session_id: run.sessionId, run_id: run.runId };
+  }
+
+  private async followRun(sessionId: string, runId: string, afterSeq: number): Promise<void> {
+    let finished = false;
+    const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event) => {
+      this.sink.event(event);
+      if (event.event_type === 'done') {
+        finished = true;
+        this.follows.get(runId)?.();
+        this.follows.delete(runId);
+      }
+    });
+    if (finished || this.closed) stop();
+    else this.follows.set(runId, stop);
+  }
+
+  private sendError(err: unknown, sessionId: string): string {
+    const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error');
+    if (!(err instanceof ApiError)) this.logger.error(err instanceof Error ? err.stack ?? err.message : String(err));
+    this.sink.event({
+      event_type: 'error',
+      timestamp: new Date().toISOString(),
+      session_id: sessionId,
+      run_id: '',
+      seq: 0,
+      error: error.message,
+      error_code: error.errorCode,
+      details: { status: error.status, ...error.details },
+      recoverable: true,
+    });
+    return error.errorCode;
+  }
+}
+
+function parse(raw: unknown): unknown {
+  if (typeof raw !== 'string' && !Buffer.isBuffer(raw)) return raw;
+  try {
+    return JSON.parse(raw.toString());
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'Message is not valid JSON');
+  }
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { RunQueuedEvent, type EventDict } from '#core/events/execution-event.js';
+import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
+import type { Caller } from '#core/session/caller.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { followEvents } from '#transport/run-event-stream.js';
+import { RunEventLog } from '#transport/run-event-log.js';
+import { RunQueue } from '#transport/run-queue.js';
+import { SessionEventRelay } from '#transport/session-event-relay.js';
+import { ApiError } from '../common/api-error.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS, STORE } from '../infra/tokens.js';
+import { SessionAccess } from '../sessions/session-access.service.js';
+import type { ChatRequestDto } from './dto/chat-request.dto.js';
+
+export interface SubmittedRun {
+  sessionId: string;
+  runId: string;
+}
+
+/**
+ * The gateway's side of a run: admit it, store the user's message, enqueue it, and
+ * follow its events. It never calls a model or a tool.
+ */
+@Injectable()
+export class ChatService {
+  private pending = { count: 0, at: 0 };
+
+  constructor(
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly access: SessionAccess,
+    private readonly log: RunEventLog,
+    private readonly relay: SessionEventRelay,
+    private readonly queue: RunQueue,
+  ) {}
+
+  /**
+   * Admits and enqueues a chat turn.
+   * @throws ApiError 404 (unknown session or assistant), 409 (a run is active), 413, 503.
+   */
+  async submit(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<SubmittedRun> {
+    const { server } = this.settings;
+    const bytes = Buffer.byteLength(request.message, 'utf8');
+    if (bytes > server.maxMessageBytes) {
+      throw new ApiError(413, 'message_too_large', `message is ${bytes} bytes; the limit is ${server.maxMessageBytes}`, { limit: server.maxMessageBytes, size: bytes });
+    }
+    const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
+    if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
+    await this.admit();
+
+    let sessionId = request.session_id;
+    if (sessionId) {
+      const session = await this.access.getOwned(caller, sessionId);
+      if (session.assistantId !== assistantId && request.assistant_id) {
+        throw new ApiError(409, 'assistant_mismatch', `session ${sessionId} belongs to assistant ${session.assistantId}`);
+      }
+      const active = await this.store.runs.listActive(sessionId);
+      if (active.length > 0) {
+        throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it or cancel it', { run_id: active[0].runId });
+      }
+    } else {
+      sessionId = (await this.store.sessions.create({ tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) })).sessionId;
+    }
+
+    const runId = randomUUID();
+    await this.store.runs.create({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId });
+    await Promise.all([
+      this.store.messages.append([{ sessionId, runId, role: 'user', content: request.message, metadata: {} }]),
+      request.session_id ? this.store.sessions.update(sessionId, { lastActiveAt: new Date() }) : undefined,
+    ]);
+    await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
+    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now() });
+    return { sessionId, runId };
+  }
+
+  /** Streams a run's events after `afterSeq` (0: from its start), then live ones. */
+  follow(run: SubmittedRun, afterSeq: number, onEvent: (event: EventDict) => void): Promise<() => void> {
+    return followEvents(
+      this.relay,
+      this.log,
+      { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after) },
+      onEvent,
+    );
+  }
+
+  /**
+   * Submits a turn and waits for its `done`.
+   * @throws ApiError 504 when the run does not finish within the sync timeout.
+   */
+  async chatAndWait(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<{ session_id: string; run_id: string; events: EventDict[] }> {
+    const run = await this.submit(caller, request, requestId);
+    const events: EventDict[] = [];
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const stop = await this.follow(run, 0, (event) => {
+      events.push(event);
+      if (event.event_type === 'done') finish();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ApiError(504, 'run_timeout', 'The run did not finish in time; follow it by its run_id', { run_id: run.runId, session_id: run.sessionId })),
+        this.settings.server.syncTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([finished, timeout]);
+    } finally {
+      clearTimeout(timer);
+      stop();
+    }
+    return { session_id: run.sessionId, run_id: run.runId, events };
+  }
+
+  /** Rejects new runs with 503 while the queue holds more than the configured maximum. */
+  private async admit(): Promise<void> {
+    const now = Date.now();
+    if (now - this.pending.at > 250) this.pending = { count: await this.queue.pendingCount(), at: now };
+    if (this.pending.count >= this.settings.server.maxPendingRuns) {
+      throw new ApiError(503, 'over_capacity', 'DataAgent is at capacity; retry shortly', { pending_runs: this.pending.count }, { 'Retry-After': '5' });
+    }
+    this.pending.count++;
+  }
+}

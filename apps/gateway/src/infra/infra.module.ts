@@ -1,0 +1,45 @@
+import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { createConversationStore } from '#persistence/create-conversation-store.js';
+import { createRedis } from '#transport/redis-connection.js';
+import { RunEventLog } from '#transport/run-event-log.js';
+import { RunQueue } from '#transport/run-queue.js';
+import { SessionEventRelay } from '#transport/session-event-relay.js';
+import type { GatewaySettings } from './gateway-config.js';
+import { REDIS, SETTINGS, STORE, SUBSCRIBER } from './tokens.js';
+
+/** Connections the gateway holds: Redis (commands, one subscriber), the queue, the store. */
+@Global()
+@Module({})
+export class InfraModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(SUBSCRIBER) private readonly subscriber: Redis,
+    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly queue: RunQueue,
+  ) {}
+
+  static forRoot(settings: GatewaySettings): DynamicModule {
+    const { redis } = settings;
+    return {
+      module: InfraModule,
+      providers: [
+        { provide: SETTINGS, useValue: settings },
+        { provide: REDIS, useFactory: () => createRedis(redis.url, 'gateway') },
+        { provide: SUBSCRIBER, useFactory: () => createRedis(redis.url, 'gateway-subscriber') },
+        { provide: STORE, useFactory: () => createConversationStore(settings.server.sessionStore, settings.mysql) },
+        { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },
+        { provide: SessionEventRelay, inject: [SUBSCRIBER], useFactory: (s: Redis) => new SessionEventRelay(s) },
+        { provide: RunQueue, inject: [REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
+      ],
+      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close().catch(() => undefined);
+    await Promise.all([this.redis.quit(), this.subscriber.quit()].map((p) => p.catch(() => undefined)));
+    await this.store.close().catch(() => undefined);
+  }
+}

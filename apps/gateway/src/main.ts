@@ -1,0 +1,48 @@
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { NestFactory } from '@nestjs/core';
+import { ValidationPipe } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { ConfigError } from '#core/config/env.js';
+import { AppModule } from './app.module.js';
+import { ApiExceptionFilter } from './common/api-exception.filter.js';
+import { validationError } from './common/validation.js';
+import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
+import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+async function main(): Promise<void> {
+  let settings: GatewaySettings;
+  try {
+    settings = loadGatewaySettings(version);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const { server } = settings;
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), { bufferLogs: true, bodyParser: false });
+  app.useLogger(app.get(Logger));
+  app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
+  app.enableCors({ origin: server.corsOrigins.includes('*') ? true : server.corsOrigins, credentials: true });
+  app.setGlobalPrefix('api/v1');
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));
+  app.useGlobalFilters(new ApiExceptionFilter());
+  app.useWebSocketAdapter(new ConfiguredIoAdapter(app, settings));
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  await app.listen(server.port, server.host);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : server.port;
+  const shown = server.host === '0.0.0.0' || server.host === '::' ? '127.0.0.1' : server.host;
+  // One machine-readable line so scripts and tests can find the port (DATAAGENT_PORT=0 picks a free one).
+  console.log(JSON.stringify({ msg: 'gateway listening', url: `http://${shown}:${port}`, port }));
+}
+
+main().catch((err) => {
+  console.error('gateway failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

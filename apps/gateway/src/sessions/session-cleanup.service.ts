@@ -1,0 +1,35 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { ConversationStore } from '#core/session/session-store.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS, STORE } from '../infra/tokens.js';
+
+/** Deletes sessions idle for longer than DATAAGENT_SESSION_TIMEOUT. */
+@Injectable()
+export class SessionCleanup implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('session-cleanup');
+  private timer?: NodeJS.Timeout;
+
+  constructor(@Inject(SETTINGS) private readonly settings: GatewaySettings, @Inject(STORE) private readonly store: ConversationStore) {}
+
+  onModuleInit(): void {
+    const timeout = this.settings.server.sessionTimeoutSeconds;
+    const everyMs = Math.min(60_000, Math.max(1_000, (timeout * 1000) / 10));
+    this.timer = setInterval(() => void this.sweep(), everyMs);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  async sweep(): Promise<number> {
+    try {
+      const removed = await this.store.sessions.cleanupExpired(this.settings.server.sessionTimeoutSeconds);
+      if (removed > 0) this.logger.log(`removed ${removed} expired sessions`);
+      return removed;
+    } catch (err) {
+      this.logger.warn(`session cleanup failed: ${err instanceof Error ? err.message : err}`);
+      return 0;
+    }
+  }
+}

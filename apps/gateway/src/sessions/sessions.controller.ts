@@ -1,0 +1,64 @@
+import { Controller, Delete, Get, Inject, Param, Query } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import type { Caller } from '#core/session/caller.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { CurrentCaller } from '../auth/api-key.guard.js';
+import { STORE } from '../infra/tokens.js';
+import { SessionAccess, sessionView } from './session-access.service.js';
+
+export class PageQueryDto {
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000)
+  limit = 50;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0)
+  offset = 0;
+}
+
+@Controller('sessions')
+export class SessionsController {
+  constructor(@Inject(STORE) private readonly store: ConversationStore, private readonly access: SessionAccess) {}
+
+  /** The caller's sessions, most recently active first. */
+  @Get()
+  async list(@CurrentCaller() caller: Caller, @Query() page: PageQueryDto) {
+    const sessions = await this.store.sessions.listByUser(caller.tenantId, caller.userId, page);
+    return { sessions: sessions.map(sessionView), limit: page.limit, offset: page.offset };
+  }
+
+  @Get(':id')
+  async get(@CurrentCaller() caller: Caller, @Param('id') id: string) {
+    const session = await this.access.getOwned(caller, id);
+    return { ...sessionView(session), message_count: await this.store.messages.count(id) };
+  }
+
+  /** Deletes the session with its history and run records. */
+  @Delete(':id')
+  async remove(@CurrentCaller() caller: Caller, @Param('id') id: string) {
+    await this.access.getOwned(caller, id);
+    await this.store.sessions.delete(id);
+    return { session_id: id, deleted: true };
+  }
+
+  /** The session's messages, oldest first. */
+  @Get(':id/messages')
+  async messages(@CurrentCaller() caller: Caller, @Param('id') id: string, @Query() page: PageQueryDto) {
+    await this.access.getOwned(caller, id);
+    const [messages, total] = await Promise.all([this.store.messages.list(id, page), this.store.messages.count(id)]);
+    return {
+      session_id: id,
+      total,
+      limit: page.limit,
+      offset: page.offset,
+      messages: messages.map((m) => ({
+        message_id: m.messageId,
+        session_id: m.sessionId,
+        run_id: m.runId,
+        role: m.role,
+        content: m.content,
+        ...(Object.keys(m.metadata).length ? { metadata: m.metadata } : {}),
+        created_at: m.createdAt.toISOString(),
+      })),
+    };
+  }
+}

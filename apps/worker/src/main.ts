@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { hostname } from 'node:os';
+import { NestFactory } from '@nestjs/core';
+import { pino } from 'pino';
+import { ConfigError } from '#core/config/env.js';
+import { loadWorkerSettings } from './infra/worker-config.js';
+import { WorkerModule } from './worker.module.js';
+
+async function main(): Promise<void> {
+  let settings;
+  try {
+    settings = loadWorkerSettings();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  settings.worker.workerId ??= `${hostname()}-${process.pid}`;
+  const logger = pino({ level: settings.worker.logLevel, base: { service: 'worker', worker_id: settings.worker.workerId } });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger), { logger: ['error', 'warn'] });
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  logger.info('worker ready');
+}
+
+main().catch((err) => {
+  console.error('worker failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { createConversationStore } from '#persistence/create-conversation-store.js';
+import { createRedis } from '#transport/redis-connection.js';
+import { RunEventLog } from '#transport/run-event-log.js';
+import { buildAgentFactory } from './agents/agent-factory.provider.js';
+import { LOGGER, REDIS, SETTINGS, STORE } from './infra/tokens.js';
+import type { WorkerSettings } from './infra/worker-config.js';
+import { EventArchiver } from './runs/event-archiver.js';
+import { RunProcessor } from './runs/run.processor.js';
+import { RunRunner } from './runs/run-runner.js';
+
+@Module({})
+export class WorkerModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis, @Inject(STORE) private readonly store: ConversationStore) {}
+
+  static forRoot(settings: WorkerSettings, logger: Logger): DynamicModule {
+    return {
+      module: WorkerModule,
+      providers: [
+        { provide: SETTINGS, useValue: settings },
+        { provide: LOGGER, useValue: logger },
+        { provide: REDIS, useFactory: () => createRedis(settings.redis.url, `worker-${settings.worker.workerId}`) },
+        { provide: STORE, useFactory: () => createConversationStore(settings.sessionStore, settings.mysql) },
+        { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
+        {
+          provide: EventArchiver,
+          inject: [STORE],
+          useFactory: (store: ConversationStore) => new EventArchiver(store.events, (err) => logger.error({ err }, 'event archive write failed')),
+        },
+        {
+          provide: RunRunner,
+          inject: [STORE, RunEventLog, EventArchiver],
+          useFactory: (store: ConversationStore, log: RunEventLog, archiver: EventArchiver) =>
+            new RunRunner({ store, log, archiver, agents: buildAgentFactory(settings.llm, settings.worker), workerId: settings.worker.workerId!, logger }),
+        },
+        RunProcessor,
+      ],
+    };
+  }
+
+  /** Runs after RunProcessor has drained (module hooks run after their providers'). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+    await this.store.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,6 @@
+import { conversationStoreContract } from '#test/support/conversation-store-contract.js';
+import { MemoryConversationStore } from './memory-conversation-store.js';
+
+describe('MemoryConversationStore', () => {
+  conversationStoreContract(async (now) => new MemoryConversationStore(now));
+});

@@ -1,0 +1,264 @@
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { minimatch } from 'minimatch';
+import type { Caller } from '../../session/caller.js';
+import { FileOpTracker, fileOperationEvent } from '../../workspace/file-op-tracker.js';
+import type { Workspace } from '../../workspace/workspace.js';
+import { WorkspaceError, WorkspacePermissionError } from '../../workspace/workspace-errors.js';
+import type { Tool, ToolContext, ToolResult } from '../tool.js';
+
+const MAX_LIST_ENTRIES = 1_000;
+const MAX_LINE_CHARS = 2_000;
+const GREP_MAX_FILE_BYTES = 5 * 1024 * 1024;
+
+const PATH_HINT = 'Paths are relative to your workspace root, which holds files/, uploads/ (what the user uploaded) and outputs/ (put results here).';
+
+/** Failures become tool results the model can read; workspace errors keep their code. */
+function failure(err: unknown): ToolResult {
+  if (err instanceof WorkspaceError) return { success: false, output: { error_code: err.code }, error: err.message };
+  return { success: false, output: null, error: err instanceof Error ? err.message : String(err) };
+}
+
+function tool(
+  definition: Omit<Tool, 'execute'>,
+  run: (args: Record<string, unknown>, ws: Workspace, ctx: ToolContext) => Promise<unknown>,
+  workspaceFor: (caller: Caller) => Workspace,
+): Tool {
+  return {
+    ...definition,
+    async execute(args, ctx) {
+      try {
+        return { success: true, output: await run(args, workspaceFor(ctx.caller), ctx) };
+      } catch (err) {
+        return failure(err);
+      }
+    },
+  };
+}
+
+/** Glob patterns are matched against workspace-relative paths, so they cannot point elsewhere. */
+function checkPattern(pattern: string): void {
+  if (path.isAbsolute(pattern) || pattern.split(/[\\/]/).includes('..') || pattern.includes('\0')) {
+    throw new WorkspacePermissionError(`${pattern}: patterns must be relative to the workspace and must not contain '..'`);
+  }
+}
+
+const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
+const int = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isInteger(v) ? v : fallback);
+
+/**
+ * The workspace file tools: `ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep`. Each
+ * call works in the caller's own workspace (seed 002, Req 32.6, 33.3); writes and edits emit a
+ * `file_operation` event with the unified diff. `write_file` and `edit_file` are sensitive.
+ */
+export function createFileTools(workspaceFor: (caller: Caller) => Workspace): Tool[] {
+  const tracker = new FileOpTracker({ historyLimit: 0 });
+
+  const ls = tool(
+    {
+      name: 'ls',
+      description: `List a folder of the workspace (default: the root). ${PATH_HINT}`,
+      parameters: { type: 'object', properties: { path: { type: 'string', description: 'Folder to list, default "."' } }, additionalProperties: false },
+    },
+    async (args, ws) => {
+      const dir = await ws.resolve(str(args.path, '.'));
+      const stat = await lstat(dir).catch(() => null);
+      if (!stat) throw new WorkspaceError('not_found', `${str(args.path, '.')}: no such folder`);
+      if (!stat.isDirectory()) throw new WorkspaceError('not_a_directory', `${str(args.path, '.')}: not a folder`);
+      const dirents = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      const entries = [];
+      for (const d of dirents.slice(0, MAX_LIST_ENTRIES)) {
+        const type = d.isDirectory() ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other';
+        const size = type === 'file' ? ((await lstat(path.join(dir, d.name)).catch(() => null))?.size ?? 0) : undefined;
+        entries.push({ name: d.name, type, ...(size === undefined ? {} : { size }) });
+      }
+      return { path: ws.relative(dir), entries, ...(dirents.length > MAX_LIST_ENTRIES ? { truncated: true, total: dirents.length } : {}) };
+    },
+    workspaceFor,
+  );
+
+  const readFileTool = tool(
+    {
+      name: 'read_file',
+      description: `Read a text file of the workspace, as numbered lines. Use offset and limit to page through long files. ${PATH_HINT}`,
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string' },
+          offset: { type: 'integer', minimum: 0, description: 'First line to return, 0-based (default 0)' },
+          limit: { type: 'integer', minimum: 1, maximum: 10_000, description: 'Lines to return (default 2000)' },
+        },
+        required: ['path'],
+        additionalProperties: false,
+      },
+    },
+    async (args, ws) => {
+      const { text } = await ws.readText(str(args.path));
+      if (text === '') return '(empty file)';
+      const lines = text.split('\n');
+      if (text.endsWith('\n')) lines.pop();
+      const offset = int(args.offset, 0);
+      const limit = int(args.limit, 2_000);
+      if (offset >= lines.length) throw new WorkspaceError('bad_offset', `offset ${offset} is past the end of the file (${lines.length} lines)`);
+      const page = lines.slice(offset, offset + limit).map((line, i) => {
+        const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… (line cut)` : line;
+        return `${String(offset + i + 1).padStart(6)}\t${shown}`;
+      });
+      const rest = lines.length - offset - page.length;
+      return page.join('\n') + (rest > 0 ? `\n(${rest} more lines; continue with offset ${offset + page.length})` : '');
+    },
+    workspaceFor,
+  );
+
+  const writeFileTool = tool(
+    {
+      name: 'write_file',
+      description: `Create or overwrite a text file in the workspace (parent folders are created). ${PATH_HINT}`,
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string' }, content: { type: 'string' } },
+        required: ['path', 'content'],
+        additionalProperties: false,
+      },
+      sensitive: true,
+    },
+    async (args, ws, ctx) => {
+      const { path: abs, before, after } = await ws.modifyText(str(args.path), () => str(args.content));
+      const record = tracker.track(before === null ? 'create' : 'write', ws.relative(abs), before, after);
+      ctx.emit((envelope) => fileOperationEvent(envelope, record));
+      return `${before === null ? 'Created' : 'Wrote'} ${record.path} (${Buffer.byteLength(after)} bytes, +${record.stats.additions} -${record.stats.deletions} lines)`;
+    },
+    workspaceFor,
+  );
+
+  const editFile = tool(
+    {
+      name: 'edit_file',
+      description: `Replace an exact string in a workspace file. old_string must occur exactly once unless replace_all is true; include enough surrounding text to make it unique. ${PATH_HINT}`,
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string' },
+          old_string: { type: 'string', minLength: 1 },
+          new_string: { type: 'string' },
+          replace_all: { type: 'boolean', description: 'Replace every occurrence (default false)' },
+        },
+        required: ['path', 'old_string', 'new_string'],
+        additionalProperties: false,
+      },
+      sensitive: true,
+    },
+    async (args, ws, ctx) => {
+      const oldString = str(args.old_string);
+      const newString = str(args.new_string);
+      if (oldString === '') throw new WorkspaceError('bad_edit', 'old_string must not be empty');
+      if (oldString === newString) throw new WorkspaceError('bad_edit', 'old_string and new_string are the same');
+      let count = 0;
+      const { path: abs, before, after } = await ws.modifyText(str(args.path), (current) => {
+        if (current === null) throw new WorkspaceError('not_found', `${str(args.path)}: no such file`);
+        count = current.split(oldString).length - 1;
+        if (count === 0) throw new WorkspaceError('not_found', `old_string not found in ${str(args.path)}`);
+        if (count > 1 && args.replace_all !== true) {
+          throw new WorkspaceError('ambiguous_edit', `old_string occurs ${count} times in ${str(args.path)}; add surrounding context to make it unique, or set replace_all`);
+        }
+        return args.replace_all === true ? current.split(oldString).join(newString) : current.replace(oldString, () => newString);
+      });
+      const record = tracker.track('edit', ws.relative(abs), before, after);
+      ctx.emit((envelope) => fileOperationEvent(envelope, record));
+      return `Edited ${record.path}: ${count} replacement${count === 1 ? '' : 's'} (+${record.stats.additions} -${record.stats.deletions} lines)`;
+    },
+    workspaceFor,
+  );
+
+  const glob = tool(
+    {
+      name: 'glob',
+      description: `Find workspace files whose path matches a glob pattern such as "**/*.csv" or "outputs/*.md". ${PATH_HINT}`,
+      parameters: {
+        type: 'object',
+        properties: {
+          pattern: { type: 'string', minLength: 1 },
+          path: { type: 'string', description: 'Folder to search from, default "."' },
+        },
+        required: ['pattern'],
+        additionalProperties: false,
+      },
+    },
+    async (args, ws, ctx) => {
+      const pattern = str(args.pattern);
+      checkPattern(pattern);
+      const base = await ws.resolve(str(args.path, '.'));
+      const matches: string[] = [];
+      let truncated = false;
+      for await (const entry of ws.walk(base)) {
+        if (ctx.signal.aborted) break;
+        if (entry.type !== 'file') continue;
+        if (!minimatch(path.relative(base, entry.path).split(path.sep).join('/'), pattern, { dot: true })) continue;
+        if (matches.length >= MAX_LIST_ENTRIES) {
+          truncated = true;
+          break;
+        }
+        matches.push(ws.relative(entry.path));
+      }
+      return { matches: matches.sort(), ...(truncated ? { truncated: true } : {}) };
+    },
+    workspaceFor,
+  );
+
+  const grep = tool(
+    {
+      name: 'grep',
+      description: `Search workspace text files for a regular expression (JavaScript syntax); answers path:line: text. ${PATH_HINT}`,
+      parameters: {
+        type: 'object',
+        properties: {
+          pattern: { type: 'string', minLength: 1, description: 'Regular expression' },
+          path: { type: 'string', description: 'File or folder to search, default "."' },
+          glob: { type: 'string', description: 'Only files whose path (relative to path) matches, e.g. "**/*.py"' },
+          ignore_case: { type: 'boolean' },
+          max_results: { type: 'integer', minimum: 1, maximum: 1_000, description: 'Default 100' },
+        },
+        required: ['pattern'],
+        additionalProperties: false,
+      },
+    },
+    async (args, ws, ctx) => {
+      let regex: RegExp;
+      try {
+        regex = new RegExp(str(args.pattern), args.ignore_case === true ? 'i' : '');
+      } catch (err) {
+        throw new WorkspaceError('bad_pattern', `invalid regular expression: ${(err as Error).message}`);
+      }
+      const filter = typeof args.glob === 'string' ? args.glob : undefined;
+      if (filter) checkPattern(filter);
+      const maxResults = int(args.max_results, 100);
+      const start = await ws.resolve(str(args.path, '.'));
+      const startStat = await lstat(start).catch(() => null);
+      if (!startStat) throw new WorkspaceError('not_found', `${str(args.path, '.')}: no such file or folder`);
+      const files = startStat.isFile() ? [{ path: start, size: startStat.size }] : ws.walk(start);
+      const out: string[] = [];
+      for await (const entry of files) {
+        if (ctx.signal.aborted || out.length >= maxResults) break;
+        if ('type' in entry && entry.type !== 'file') continue;
+        if (entry.size > GREP_MAX_FILE_BYTES) continue;
+        if (filter && !minimatch(path.relative(start, entry.path).split(path.sep).join('/') || path.basename(entry.path), filter, { dot: true, matchBase: !filter.includes('/') })) continue;
+        let text: string;
+        try {
+          text = (await ws.readText(ws.relative(entry.path), GREP_MAX_FILE_BYTES)).text;
+        } catch {
+          continue; // binary, vanished, or a symlink out: not searchable
+        }
+        const lines = text.split('\n');
+        for (let i = 0; i < lines.length && out.length < maxResults; i++) {
+          const line = lines[i]!.length > MAX_LINE_CHARS ? lines[i]!.slice(0, MAX_LINE_CHARS) : lines[i]!;
+          if (regex.test(line)) out.push(`${ws.relative(entry.path)}:${i + 1}: ${line.length > 500 ? `${line.slice(0, 500)}…` : line}`);
+        }
+      }
+      if (out.length === 0) return 'No matches';
+      return out.join('\n') + (out.length >= maxResults ? `\n(stopped at ${maxResults} matches)` : '');
+    },
+    workspaceFor,
+  );
+
+  return [ls, readFileTool, writeFileTool, editFile, glob, grep];
+}

@@ -1,0 +1,42 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { RunStatus } from '#core/session/session-store.js';
+import { idColumn, timestampColumn } from './column-types.js';
+
+/** One agent run of a session; `id` orders runs created in the same millisecond. */
+@Entity({ name: 'runs' })
+@Index('uq_runs_run_id', ['runId'], { unique: true })
+@Index('idx_runs_session_status', ['sessionId', 'status'])
+export class RunEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true })
+  id: string;
+
+  @Column(idColumn('run_id'))
+  runId: string;
+
+  @Column(idColumn('session_id'))
+  sessionId: string;
+
+  @Column(idColumn('tenant_id', 128))
+  tenantId: string;
+
+  @Column(idColumn('user_id', 128))
+  userId: string;
+
+  @Column(idColumn('assistant_id', 128))
+  assistantId: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: RunStatus;
+
+  @Column({ type: 'text', nullable: true })
+  error: string | null;
+
+  @Column(timestampColumn('created_at'))
+  createdAt: Date;
+
+  @Column(timestampColumn('started_at', true))
+  startedAt: Date | null;
+
+  @Column(timestampColumn('finished_at', true))
+  finishedAt: Date | null;
+}

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, Repository } from 'typeorm';
+import type { MessageRecord, MessageStore, NewMessage, Page } from '#core/session/session-store.js';
+import type { JsonObject } from './entities/column-types.js';
+import { MessageEntity } from './entities/message.entity.js';
+import { toMessageRecord } from './record-mappers.js';
+
+/** A session's history in MySQL, read back in append order (the auto-increment id). */
+export class MysqlMessageStore implements MessageStore {
+  private readonly repo: Repository<MessageEntity>;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly now: () => Date,
+  ) {
+    this.repo = dataSource.getRepository(MessageEntity);
+  }
+
+  /** Appends in one INSERT, so the messages keep the given order and land all or none. */
+  async append(messages: NewMessage[]): Promise<MessageRecord[]> {
+    if (messages.length === 0) return [];
+    const at = this.now();
+    const records: MessageRecord[] = messages.map((m) => ({
+      messageId: m.messageId ?? randomUUID(),
+      sessionId: m.sessionId,
+      runId: m.runId ?? null,
+      role: m.role,
+      content: m.content,
+      metadata: m.metadata ?? {},
+      createdAt: m.createdAt ?? at,
+    }));
+    await this.repo.insert(records.map((r) => ({ ...r, metadata: r.metadata as JsonObject })));
+    return records;
+  }
+
+  async list(sessionId: string, page: Page): Promise<MessageRecord[]> {
+    if (page.limit <= 0) return [];
+    const rows = await this.repo.find({
+      where: { sessionId },
+      order: { id: 'ASC' },
+      skip: Math.max(0, page.offset),
+      take: page.limit,
+    });
+    return rows.map(toMessageRecord);
+  }
+
+  count(sessionId: string): Promise<number> {
+    return this.repo.countBy({ sessionId });
+  }
+}

@@ -1,0 +1,66 @@
+import { MoreThan, type DataSource, type Repository } from 'typeorm';
+import type { EventDict } from '#core/events/execution-event.js';
+import type { RunEventArchive } from '#core/session/session-store.js';
+import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
+
+/** Deadlock (1213), lock wait timeout (1205), duplicate (run_id, seq_from) (1062): rerun the transaction. */
+const RETRYABLE_ERRNOS = new Set([1213, 1205, 1062]);
+const MAX_ATTEMPTS = 5;
+
+/**
+ * The durable run log: one row per batch of events. A rewritten batch (a worker died and the run
+ * was picked up again) only adds the events after the highest seq already stored.
+ */
+export class MysqlRunEventArchive implements RunEventArchive {
+  private readonly repo: Repository<RunEventBatchEntity>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly now: () => Date,
+  ) {
+    this.repo = dataSource.getRepository(RunEventBatchEntity);
+  }
+
+  async appendBatch(runId: string, events: EventDict[]): Promise<void> {
+    if (events.length === 0) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.dataSource.transaction(async (manager) => {
+          // FOR UPDATE serialises writers of one run, so two retries cannot both insert a slice.
+          const [row] = await manager.query(
+            'SELECT COALESCE(MAX(seq_to), 0) AS last FROM run_events WHERE run_id = ? FOR UPDATE',
+            [runId],
+          );
+          const fresh = eventsAfter(events, Number(row.last));
+          if (fresh.length === 0) return;
+          await manager.insert(RunEventBatchEntity, {
+            runId,
+            sessionId: String(fresh[0].session_id ?? ''),
+            seqFrom: fresh[0].seq,
+            seqTo: fresh[fresh.length - 1].seq,
+            events: JSON.stringify(fresh),
+            createdAt: this.now(),
+          });
+        });
+        return;
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS || !RETRYABLE_ERRNOS.has(Number((error as { errno?: number }).errno))) throw error;
+      }
+    }
+  }
+
+  async list(runId: string, afterSeq: number): Promise<EventDict[]> {
+    const batches = await this.repo.find({
+      select: { events: true },
+      where: { runId, seqTo: MoreThan(afterSeq) },
+      order: { seqFrom: 'ASC' },
+    });
+    return eventsAfter(batches.flatMap((b) => JSON.parse(b.events) as EventDict[]), afterSeq);
+  }
+}
+
+/** The events with seq above `last`, in seq order, each seq once. */
+function eventsAfter(events: EventDict[], last: number): EventDict[] {
+  const sorted = events.filter((e) => e.seq > last).sort((a, b) => a.seq - b.seq);
+  return sorted.filter((e, i) => i === 0 || e.seq !== sorted[i - 1].seq);
+}

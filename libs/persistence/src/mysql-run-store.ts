@@ -1,0 +1,68 @@
+import { In, type DataSource, type Repository } from 'typeorm';
+import type { RunRecord, RunStatus, RunStore } from '#core/session/session-store.js';
+import { RunEntity } from './entities/run.entity.js';
+import { toRunRecord } from './record-mappers.js';
+
+const ACTIVE: RunStatus[] = ['queued', 'running'];
+
+/** Runs in MySQL. Status changes are compare-and-set, so a finished run never changes again. */
+export class MysqlRunStore implements RunStore {
+  private readonly repo: Repository<RunEntity>;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly now: () => Date,
+  ) {
+    this.repo = dataSource.getRepository(RunEntity);
+  }
+
+  async create(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>): Promise<RunRecord> {
+    const record: RunRecord = {
+      runId: run.runId,
+      sessionId: run.sessionId,
+      tenantId: run.tenantId,
+      userId: run.userId,
+      assistantId: run.assistantId,
+      status: 'queued',
+      error: null,
+      createdAt: this.now(),
+      startedAt: null,
+      finishedAt: null,
+    };
+    await this.repo.insert({ ...record });
+    return record;
+  }
+
+  async get(runId: string): Promise<RunRecord | null> {
+    const row = await this.repo.findOneBy({ runId });
+    return row ? toRunRecord(row) : null;
+  }
+
+  /** Marks a queued run running; keeps the first start time when a retried job starts again. */
+  async markStarted(runId: string): Promise<void> {
+    await this.repo
+      .createQueryBuilder()
+      .update(RunEntity)
+      .set({ status: 'running', startedAt: () => 'COALESCE(started_at, :startedAt)' })
+      .setParameter('startedAt', this.now())
+      .where('run_id = :runId', { runId })
+      .andWhere('status IN (:...active)', { active: ACTIVE })
+      .execute();
+  }
+
+  async markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean> {
+    const result = await this.repo
+      .createQueryBuilder()
+      .update(RunEntity)
+      .set({ status, error: error ?? null, finishedAt: this.now() })
+      .where('run_id = :runId', { runId })
+      .andWhere('status IN (:...active)', { active: ACTIVE })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  async listActive(sessionId: string): Promise<RunRecord[]> {
+    const rows = await this.repo.find({ where: { sessionId, status: In(ACTIVE) }, order: { id: 'ASC' } });
+    return rows.map(toRunRecord);
+  }
+}

@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis';
+import type { EventDict } from '#core/events/execution-event.js';
+import { redisKeys } from './redis-keys.js';
+
+/**
+ * Appends an event: next seq, append to the run's log, publish to the session's channel,
+ * in one round trip. Once a `done` is appended the run is sealed and later appends are
+ * dropped (return 0), so a run has exactly one done and nothing after it.
+ */
+const APPEND_SCRIPT = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+local seq = redis.call('INCR', KEYS[1])
+local event = '{"seq":' .. seq .. ',' .. ARGV[2]
+redis.call('RPUSH', KEYS[2], event)
+if ARGV[4] == '1' then
+  redis.call('SET', KEYS[3], seq, 'EX', ARGV[3])
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+elseif seq == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[5])
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
+end
+redis.call('PUBLISH', ARGV[1], event)
+return seq
+`;
+
+type AppendCommand = (seqKey: string, logKey: string, doneKey: string, channel: string, body: string, ttl: number, terminal: '0' | '1', activeTtl: number) => Promise<number>;
+
+export interface RunEventLogOptions {
+  /** Seconds a finished run's log stays in Redis. */
+  retentionSeconds: number;
+  /** Upper bound on an unfinished run's log lifetime (a run whose worker vanished). */
+  activeRetentionSeconds?: number;
+}
+
+/** The per-run event log in Redis: a list indexed by seq - 1, plus a live channel per session. */
+export class RunEventLog {
+  constructor(private readonly redis: Redis, private readonly options: RunEventLogOptions) {
+    if (!(redis as unknown as { runEventAppend?: unknown }).runEventAppend) {
+      redis.defineCommand('runEventAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
+    }
+  }
+
+  /**
+   * Appends an event (its `seq` is ignored and assigned here).
+   * @returns the event with its seq, or null when the run is already sealed by a done.
+   */
+  async append(event: EventDict): Promise<EventDict | null> {
+    const { seq: _ignored, ...rest } = event;
+    const body = JSON.stringify(rest).slice(1);
+    const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
+    const seq = await append(
+      redisKeys.runSeq(event.run_id),
+      redisKeys.runLog(event.run_id),
+      redisKeys.runDone(event.run_id),
+      redisKeys.sessionChannel(event.session_id),
+      body,
+      this.options.retentionSeconds,
+      event.event_type === 'done' ? '1' : '0',
+      this.options.activeRetentionSeconds ?? 24 * 3600,
+    );
+    return seq === 0 ? null : { ...event, seq };
+  }
+
+  /** Events of a run with seq > afterSeq still held in Redis, in order. */
+  async range(runId: string, afterSeq = 0): Promise<EventDict[]> {
+    const raw = await this.redis.lrange(redisKeys.runLog(runId), Math.max(0, afterSeq), -1);
+    return raw.map((r) => JSON.parse(r) as EventDict);
+  }
+
+  /** Highest seq assigned so far (0 when none or expired). */
+  async lastSeq(runId: string): Promise<number> {
+    return Number((await this.redis.get(redisKeys.runSeq(runId))) ?? 0);
+  }
+
+  /** Whether the run's done has been appended (and is still retained). */
+  async isSealed(runId: string): Promise<boolean> {
+    return (await this.redis.exists(redisKeys.runDone(runId))) === 1;
+  }
+}

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const root = fileURLToPath(new URL('../../', import.meta.url)).replace(/dist\/$/, '');
+
+export interface AppProcess {
+  proc: ChildProcess;
+  /** Everything the process wrote, for failure messages. */
+  output: string[];
+  /** SIGTERM and wait for exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<number | null>;
+  /** SIGKILL: a crash, nothing drained. */
+  kill(): Promise<void>;
+}
+
+export interface GatewayProcess extends AppProcess {
+  url: string;
+  port: number;
+}
+
+function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000) {
+  const proc = spawn(process.execPath, [`${root}dist/${script}`], {
+    env: { ...process.env, DATAAGENT_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = once(proc, 'exit');
+  const stop = async (graceMs = 10_000) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    const [code] = await exited;
+    clearTimeout(timer);
+    return code as number | null;
+  };
+  const kill = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill('SIGKILL');
+    await exited;
+  };
+  const readyInfo = new Promise<Record<string, unknown>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} not ready after ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    for (const stream of [proc.stdout!, proc.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        output.push(line);
+        if (output.length > 2000) output.shift();
+        const info = ready(line);
+        if (info) {
+          clearTimeout(timer);
+          resolve(info);
+        }
+      });
+    }
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code}:\n${output.join('\n')}`));
+    });
+  });
+  return { proc, output, stop, kill, readyInfo };
+}
+
+function jsonLine(line: string): Record<string, unknown> | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** Starts a gateway process on a free port and waits until it listens. */
+export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
+  const p = launch('apps/gateway/src/main.js', { DATAAGENT_PORT: '0', DATAAGENT_HOST: '127.0.0.1', ...env }, (line) => {
+    const j = jsonLine(line);
+    return j?.msg === 'gateway listening' ? j : null;
+  });
+  const info = await p.readyInfo;
+  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, url: String(info.url), port: Number(info.port) };
+}
+
+/** Starts a worker process and waits until it consumes the queue. */
+export async function startWorker(env: NodeJS.ProcessEnv): Promise<AppProcess> {
+  const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', ...env }, (line) => {
+    const j = jsonLine(line);
+    return j?.msg === 'worker ready' ? j : null;
+  });
+  await p.readyInfo;
+  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill };
+}

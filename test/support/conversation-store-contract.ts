@@ -1,0 +1,406 @@
+import { randomUUID } from 'node:crypto';
+import type { EventDict } from '#core/events/execution-event.js';
+import type { ConversationStore, NewMessage, RunRecord } from '#core/session/session-store.js';
+
+/** Opens an empty store whose timestamps come from `now`. */
+export type OpenStore = (now: () => Date) => Promise<ConversationStore>;
+
+const START = Date.parse('2030-01-01T00:00:00.000Z');
+
+function textEvent(runId: string, seq: number, content = `chunk ${seq}`): EventDict {
+  return {
+    event_type: 'text',
+    timestamp: new Date(START + seq).toISOString(),
+    session_id: `session-of-${runId}`,
+    run_id: runId,
+    seq,
+    content,
+    is_final: false,
+  };
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+function events(runId: string, from: number, to: number): EventDict[] {
+  return range(from, to).map((seq) => textEvent(runId, seq));
+}
+
+/**
+ * The behaviour every ConversationStore must have. Each implementation's test file calls this,
+ * so the memory store and the MySQL store are held to one contract.
+ */
+export function conversationStoreContract(open: OpenStore): void {
+  let store: ConversationStore;
+  let clock: number;
+  const now = () => new Date(clock);
+  const advance = (ms: number) => (clock += ms);
+  // Unique ids per test, so a shared database never mixes tests.
+  let tenant: string;
+
+  beforeEach(async () => {
+    clock = START;
+    tenant = `tenant-${randomUUID()}`;
+    store = await open(now);
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const newSession = (userId = 'alice', assistantId = 'helper') =>
+    store.sessions.create({ tenantId: tenant, userId, assistantId });
+
+  const newRun = async (sessionId: string, runId: string = randomUUID()): Promise<RunRecord> =>
+    store.runs.create({ runId, sessionId, tenantId: tenant, userId: 'alice', assistantId: 'helper' });
+
+  describe('sessions', () => {
+    it('creates a session with defaults and reads it back', async () => {
+      const created = await newSession();
+      expect(created).toEqual({
+        sessionId: expect.any(String),
+        tenantId: tenant,
+        userId: 'alice',
+        assistantId: 'helper',
+        title: '',
+        metadata: {},
+        createdAt: new Date(START),
+        updatedAt: new Date(START),
+        lastActiveAt: new Date(START),
+      });
+      expect(await store.sessions.get(created.sessionId)).toEqual(created);
+      expect(await store.sessions.get(randomUUID())).toBeNull();
+    });
+
+    it('keeps a given id, title and nested unicode metadata', async () => {
+      const metadata = { source: 'web', tags: ['a', 'b'], nested: { emoji: '🎉 naïve 漢字', n: 1.5, ok: true, none: null } };
+      const sessionId = randomUUID();
+      await store.sessions.create({ sessionId, tenantId: tenant, userId: 'alice', assistantId: 'helper', title: 'Quarterly 📈', metadata });
+      expect(await store.sessions.get(sessionId)).toMatchObject({ sessionId, title: 'Quarterly 📈', metadata });
+    });
+
+    it('updates only the given fields and moves updatedAt', async () => {
+      const s = await store.sessions.create({ tenantId: tenant, userId: 'alice', assistantId: 'helper', title: 'old', metadata: { a: 1 } });
+      advance(5_000);
+      const renamed = await store.sessions.update(s.sessionId, { title: 'new' });
+      expect(renamed).toMatchObject({ title: 'new', metadata: { a: 1 }, createdAt: s.createdAt, updatedAt: now(), lastActiveAt: s.lastActiveAt });
+      advance(1_000);
+      const touched = await store.sessions.update(s.sessionId, { lastActiveAt: now(), metadata: { b: 2 } });
+      expect(touched).toMatchObject({ title: 'new', metadata: { b: 2 }, lastActiveAt: now() });
+      expect(await store.sessions.get(s.sessionId)).toEqual(touched);
+      expect(await store.sessions.update(randomUUID(), { title: 'x' })).toBeNull();
+    });
+
+    it('lists a user\'s sessions, most recently active first, page by page', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        advance(1_000);
+        ids.push((await newSession('alice')).sessionId);
+      }
+      await newSession('bob');
+      await store.sessions.create({ tenantId: `${tenant}-other`, userId: 'alice', assistantId: 'helper' });
+      // Touching the oldest makes it the most recent.
+      advance(1_000);
+      await store.sessions.update(ids[0], { lastActiveAt: now() });
+      const expected = [ids[0], ...ids.slice(1).reverse()];
+
+      const pages = [];
+      for (let offset = 0; offset < 10; offset += 3) {
+        pages.push(...(await store.sessions.listByUser(tenant, 'alice', { limit: 3, offset })));
+      }
+      expect(pages.map((s) => s.sessionId)).toEqual(expected);
+      expect(await store.sessions.listByUser(tenant, 'alice', { limit: 0, offset: 0 })).toEqual([]);
+      expect(await store.sessions.listByUser(tenant, 'nobody', { limit: 10, offset: 0 })).toEqual([]);
+    });
+
+    it('treats ids as case-sensitive, so "Bob" never sees "bob"', async () => {
+      await newSession('bob');
+      expect(await store.sessions.listByUser(tenant, 'Bob', { limit: 10, offset: 0 })).toEqual([]);
+      expect(await store.sessions.listByUser(tenant.toUpperCase(), 'bob', { limit: 10, offset: 0 })).toEqual([]);
+      expect(await store.sessions.listByUser(tenant, 'bob', { limit: 10, offset: 0 })).toHaveLength(1);
+    });
+
+    it('lists an assistant\'s sessions across users, most recently active first', async () => {
+      const a = await newSession('alice', 'sql');
+      advance(1_000);
+      const b = await newSession('bob', 'sql');
+      await newSession('carol', 'other');
+      const found = await store.sessions.listByAssistant(tenant, 'sql', { limit: 10, offset: 0 });
+      expect(found.map((s) => s.sessionId)).toEqual([b.sessionId, a.sessionId]);
+      expect((await store.sessions.listByAssistant(tenant, 'sql', { limit: 1, offset: 1 })).map((s) => s.sessionId)).toEqual([a.sessionId]);
+    });
+
+    it('deletes a session with its messages, runs and run events, and nothing else', async () => {
+      const doomed = await newSession();
+      const kept = await newSession();
+      for (const s of [doomed, kept]) {
+        const run = await newRun(s.sessionId);
+        await store.messages.append([{ sessionId: s.sessionId, runId: run.runId, role: 'user', content: 'hi', metadata: {} }]);
+        await store.events.appendBatch(run.runId, events(run.runId, 1, 3));
+      }
+      const [doomedRun] = await store.runs.listActive(doomed.sessionId);
+      const [keptRun] = await store.runs.listActive(kept.sessionId);
+
+      expect(await store.sessions.delete(doomed.sessionId)).toBe(true);
+      expect(await store.sessions.get(doomed.sessionId)).toBeNull();
+      expect(await store.messages.count(doomed.sessionId)).toBe(0);
+      expect(await store.runs.get(doomedRun.runId)).toBeNull();
+      expect(await store.events.list(doomedRun.runId, 0)).toEqual([]);
+
+      expect(await store.messages.count(kept.sessionId)).toBe(1);
+      expect(await store.runs.get(keptRun.runId)).not.toBeNull();
+      expect(await store.events.list(keptRun.runId, 0)).toHaveLength(3);
+      expect(await store.sessions.delete(doomed.sessionId)).toBe(false);
+    });
+
+    it('cleans up sessions idle longer than the timeout, with their history', async () => {
+      const idle = await newSession();
+      await store.messages.append([{ sessionId: idle.sessionId, runId: null, role: 'user', content: 'old', metadata: {} }]);
+      const idleRun = await newRun(idle.sessionId);
+      await store.events.appendBatch(idleRun.runId, events(idleRun.runId, 1, 2));
+      advance(50 * 60_000);
+      const recent = await newSession();
+      const touched = await newSession();
+      advance(20 * 60_000);
+      await store.sessions.update(touched.sessionId, { lastActiveAt: now() });
+
+      // idle: 70 min, recent: 20 min, touched: 0 min.
+      expect(await store.sessions.cleanupExpired(3600)).toBe(1);
+      expect(await store.sessions.get(idle.sessionId)).toBeNull();
+      expect(await store.messages.count(idle.sessionId)).toBe(0);
+      expect(await store.runs.get(idleRun.runId)).toBeNull();
+      expect(await store.events.list(idleRun.runId, 0)).toEqual([]);
+      expect(await store.sessions.get(recent.sessionId)).not.toBeNull();
+      expect(await store.sessions.get(touched.sessionId)).not.toBeNull();
+      expect(await store.sessions.cleanupExpired(3600)).toBe(0);
+
+      // Exactly the timeout is not yet expired; one millisecond more is.
+      advance(60 * 60_000);
+      expect(await store.sessions.cleanupExpired(3600)).toBe(1);
+      advance(1);
+      expect(await store.sessions.cleanupExpired(3600)).toBe(1);
+    });
+  });
+
+  describe('messages', () => {
+    it('returns history oldest first, exactly in append order within one millisecond', async () => {
+      const s = await newSession();
+      const appended: string[] = [];
+      // The clock does not move: every message shares one timestamp.
+      for (let batch = 0; batch < 12; batch++) {
+        const size = 1 + (batch % 5);
+        const input: NewMessage[] = range(1, size).map((i) => ({
+          sessionId: s.sessionId,
+          runId: null,
+          role: i % 2 ? 'user' : 'assistant',
+          content: `m${appended.length + i - 1}`,
+          metadata: {},
+        }));
+        appended.push(...input.map((m) => m.content));
+        const stored = await store.messages.append(input);
+        expect(stored.map((m) => m.content)).toEqual(input.map((m) => m.content));
+      }
+      const all = await store.messages.list(s.sessionId, { limit: 1_000, offset: 0 });
+      expect(all.map((m) => m.content)).toEqual(appended);
+      expect(new Set(all.map((m) => m.messageId)).size).toBe(appended.length);
+      expect(await store.messages.count(s.sessionId)).toBe(appended.length);
+
+      const paged = [];
+      for (let offset = 0; offset < appended.length; offset += 7) {
+        paged.push(...(await store.messages.list(s.sessionId, { limit: 7, offset })));
+      }
+      expect(paged).toEqual(all);
+      expect(await store.messages.list(s.sessionId, { limit: 5, offset: appended.length })).toEqual([]);
+    });
+
+    it('keeps each append together when appends to one session race', async () => {
+      const s = await newSession();
+      await Promise.all(
+        range(0, 9).map((call) =>
+          store.messages.append(
+            range(0, 4).map((i) => ({ sessionId: s.sessionId, runId: null, role: 'tool' as const, content: `${call}:${i}`, metadata: {} })),
+          ),
+        ),
+      );
+      const all = (await store.messages.list(s.sessionId, { limit: 100, offset: 0 })).map((m) => m.content);
+      expect(all).toHaveLength(50);
+      for (let block = 0; block < 10; block++) {
+        const call = all[block * 5].split(':')[0];
+        expect(all.slice(block * 5, block * 5 + 5)).toEqual(range(0, 4).map((i) => `${call}:${i}`));
+      }
+    });
+
+    it('round-trips roles, run ids, tool metadata, unicode and large content', async () => {
+      const s = await newSession();
+      const run = await newRun(s.sessionId);
+      const big = 'x'.repeat(200_000);
+      const toolCalls = [{ id: 'call_1', name: 'sql', arguments: { query: 'select 1', limit: 5 } }];
+      const input: NewMessage[] = [
+        { sessionId: s.sessionId, runId: null, role: 'system', content: 'be brief', metadata: {} },
+        { sessionId: s.sessionId, runId: run.runId, role: 'user', content: 'héllo 👋 世界', metadata: {} },
+        { sessionId: s.sessionId, runId: run.runId, role: 'assistant', content: '', metadata: { toolCalls } },
+        { sessionId: s.sessionId, runId: run.runId, role: 'tool', content: big, metadata: { name: 'sql', toolCallId: 'call_1' } },
+      ];
+      const stored = await store.messages.append(input);
+      expect(stored.every((m) => m.createdAt.getTime() === START)).toBe(true);
+      const listed = await store.messages.list(s.sessionId, { limit: 10, offset: 0 });
+      expect(listed).toEqual(stored);
+      expect(listed.map(({ role, runId, content, metadata }) => ({ role, runId, content, metadata }))).toEqual(
+        input.map(({ role, runId, content, metadata }) => ({ role, runId, content, metadata })),
+      );
+    });
+
+    it('keeps a given message id and time, and separates sessions', async () => {
+      const a = await newSession();
+      const b = await newSession();
+      const messageId = randomUUID();
+      const createdAt = new Date(START - 60_000);
+      const [stored] = await store.messages.append([{ messageId, createdAt, sessionId: a.sessionId, runId: null, role: 'user', content: 'a', metadata: {} }]);
+      expect(stored).toMatchObject({ messageId, createdAt });
+      await store.messages.append([{ sessionId: b.sessionId, runId: null, role: 'user', content: 'b', metadata: {} }]);
+      expect((await store.messages.list(a.sessionId, { limit: 10, offset: 0 })).map((m) => m.content)).toEqual(['a']);
+      expect(await store.messages.count(b.sessionId)).toBe(1);
+      expect(await store.messages.append([])).toEqual([]);
+    });
+  });
+
+  describe('runs', () => {
+    it('creates a queued run and starts it once', async () => {
+      const s = await newSession();
+      const run = await newRun(s.sessionId, 'run-1-' + tenant);
+      expect(run).toEqual({
+        runId: 'run-1-' + tenant,
+        sessionId: s.sessionId,
+        tenantId: tenant,
+        userId: 'alice',
+        assistantId: 'helper',
+        status: 'queued',
+        error: null,
+        createdAt: new Date(START),
+        startedAt: null,
+        finishedAt: null,
+      });
+      expect(await store.runs.get(run.runId)).toEqual(run);
+      expect(await store.runs.get('no-such-run')).toBeNull();
+
+      advance(100);
+      await store.runs.markStarted(run.runId);
+      const started = await store.runs.get(run.runId);
+      expect(started).toMatchObject({ status: 'running', startedAt: now() });
+      // A retried job starts again: the first start time stays.
+      advance(100);
+      await store.runs.markStarted(run.runId);
+      expect(await store.runs.get(run.runId)).toEqual(started);
+    });
+
+    it('finishes a run once: a cancelled run never turns completed', async () => {
+      const s = await newSession();
+      const run = await newRun(s.sessionId);
+      await store.runs.markStarted(run.runId);
+      advance(500);
+      expect(await store.runs.markFinished(run.runId, 'cancelled')).toBe(true);
+      advance(500);
+      expect(await store.runs.markFinished(run.runId, 'completed')).toBe(false);
+      expect(await store.runs.markFinished(run.runId, 'failed', 'late error')).toBe(false);
+      await store.runs.markStarted(run.runId);
+      expect(await store.runs.get(run.runId)).toMatchObject({ status: 'cancelled', error: null, finishedAt: new Date(START + 500) });
+      expect(await store.runs.markFinished('no-such-run', 'completed')).toBe(false);
+    });
+
+    it('finishes a queued run directly and keeps the error of a failed one', async () => {
+      const s = await newSession();
+      const queued = await newRun(s.sessionId);
+      expect(await store.runs.markFinished(queued.runId, 'cancelled')).toBe(true);
+      expect(await store.runs.get(queued.runId)).toMatchObject({ status: 'cancelled', startedAt: null });
+      const failing = await newRun(s.sessionId);
+      await store.runs.markStarted(failing.runId);
+      expect(await store.runs.markFinished(failing.runId, 'failed', 'model timed out ⏱')).toBe(true);
+      expect(await store.runs.get(failing.runId)).toMatchObject({ status: 'failed', error: 'model timed out ⏱' });
+    });
+
+    it('lets exactly one of two racing finishes win', async () => {
+      const s = await newSession();
+      const run = await newRun(s.sessionId);
+      await store.runs.markStarted(run.runId);
+      const [completed, cancelled] = await Promise.all([
+        store.runs.markFinished(run.runId, 'completed'),
+        store.runs.markFinished(run.runId, 'cancelled'),
+      ]);
+      expect([completed, cancelled].filter(Boolean)).toHaveLength(1);
+      expect((await store.runs.get(run.runId))?.status).toBe(completed ? 'completed' : 'cancelled');
+    });
+
+    it('lists a session\'s queued and running runs, oldest first', async () => {
+      const s = await newSession();
+      const other = await newSession();
+      // Same millisecond: creation order still decides.
+      const runs = [];
+      for (let i = 0; i < 5; i++) runs.push(await newRun(s.sessionId));
+      await newRun(other.sessionId);
+      await store.runs.markStarted(runs[1].runId);
+      await store.runs.markFinished(runs[2].runId, 'completed');
+      await store.runs.markFinished(runs[4].runId, 'failed', 'x');
+      const active = await store.runs.listActive(s.sessionId);
+      expect(active.map((r) => [r.runId, r.status])).toEqual([
+        [runs[0].runId, 'queued'],
+        [runs[1].runId, 'running'],
+        [runs[3].runId, 'queued'],
+      ]);
+    });
+  });
+
+  describe('run events', () => {
+    it('lists events after a seq, in order', async () => {
+      const runId = randomUUID();
+      const toolCall: EventDict = { ...textEvent(runId, 3), event_type: 'tool_call', tool_name: 'sql', tool_args: { q: 'ü 😀' }, tool_call_id: 'c1' };
+      delete toolCall.content;
+      delete toolCall.is_final;
+      const batch = [textEvent(runId, 1), textEvent(runId, 2), toolCall, textEvent(runId, 4)];
+      await store.events.appendBatch(runId, batch);
+      expect(await store.events.list(runId, 0)).toEqual(batch);
+      expect(await store.events.list(runId, 2)).toEqual(batch.slice(2));
+      expect(await store.events.list(runId, 4)).toEqual([]);
+      expect(await store.events.list(randomUUID(), 0)).toEqual([]);
+      await store.events.appendBatch(runId, []);
+      expect(await store.events.list(runId, 0)).toHaveLength(4);
+    });
+
+    it('keeps many batches in seq order and resumes from any seq', async () => {
+      const runId = randomUUID();
+      for (let b = 0; b < 40; b++) await store.events.appendBatch(runId, events(runId, b * 25 + 1, b * 25 + 25));
+      const all = await store.events.list(runId, 0);
+      expect(all.map((e) => e.seq)).toEqual(range(1, 1_000));
+      expect((await store.events.list(runId, 537)).map((e) => e.seq)).toEqual(range(538, 1_000));
+    });
+
+    it('stores a retried, overlapping batch only once', async () => {
+      const runId = randomUUID();
+      await store.events.appendBatch(runId, events(runId, 1, 10));
+      await store.events.appendBatch(runId, events(runId, 1, 10));
+      await store.events.appendBatch(runId, events(runId, 6, 15));
+      await store.events.appendBatch(runId, events(runId, 3, 8));
+      const all = await store.events.list(runId, 0);
+      expect(all.map((e) => e.seq)).toEqual(range(1, 15));
+      expect(all).toEqual(events(runId, 1, 15));
+    });
+
+    it('stores each seq once when overlapping batches race', async () => {
+      const runId = randomUUID();
+      await Promise.all([
+        store.events.appendBatch(runId, events(runId, 1, 10)),
+        store.events.appendBatch(runId, events(runId, 5, 20)),
+        store.events.appendBatch(runId, events(runId, 1, 20)),
+        store.events.appendBatch(runId, events(runId, 15, 30)),
+      ]);
+      const seqs = (await store.events.list(runId, 0)).map((e) => e.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(seqs.at(-1)).toBe(30);
+    });
+  });
+
+  it('answers ping', async () => {
+    expect(await store.ping()).toBe(true);
+  });
+}

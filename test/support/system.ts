@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { ScriptedLlmServer } from './scripted-llm-server.js';
+import { createTestDatabase, dropTestDatabase } from './databases.js';
+import { startGateway, startWorker, type AppProcess, type GatewayProcess } from './app-processes.js';
+
+export const TEST_API_KEY = 'test-key-alice';
+export const OTHER_API_KEY = 'test-key-bob';
+
+export interface SystemOptions {
+  workers?: number;
+  /** Extra environment for gateway and workers. */
+  env?: NodeJS.ProcessEnv;
+  chunkIntervalMs?: number;
+}
+
+/**
+ * A whole DataAgent for one test file: a scripted LLM server, a fresh database, its own
+ * queue name, one gateway and N worker processes against the harness's Redis and MariaDB.
+ */
+export class TestSystem {
+  gateway!: GatewayProcess;
+  workers: AppProcess[] = [];
+  llm!: ScriptedLlmServer;
+  env!: NodeJS.ProcessEnv;
+  private database!: string;
+
+  static async start(options: SystemOptions = {}): Promise<TestSystem> {
+    const system = new TestSystem();
+    system.llm = await ScriptedLlmServer.start({ chunkIntervalMs: options.chunkIntervalMs ?? 0 });
+    const db = await createTestDatabase('e2e');
+    system.database = db.database;
+    system.env = {
+      DATAAGENT_MYSQL_HOST: db.host,
+      DATAAGENT_MYSQL_PORT: String(db.port),
+      DATAAGENT_MYSQL_USER: db.user,
+      DATAAGENT_MYSQL_PASSWORD: db.password,
+      DATAAGENT_MYSQL_DATABASE: db.database,
+      DATAAGENT_QUEUE_NAME: `runs-${randomUUID().slice(0, 8)}`,
+      DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob`,
+      OPENAI_BASE_URL: system.llm.baseUrl,
+      OPENAI_API_KEY: 'sk-test-not-a-real-key',
+      DATAAGENT_MODEL: 'scripted',
+      ...options.env,
+    };
+    system.gateway = await startGateway(system.env);
+    for (let i = 0; i < (options.workers ?? 1); i++) await system.addWorker();
+    return system;
+  }
+
+  get url(): string {
+    return this.gateway.url;
+  }
+
+  async addWorker(env: NodeJS.ProcessEnv = {}): Promise<AppProcess> {
+    const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: `worker-${this.workers.length + 1}`, ...env });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  async restartGateway(): Promise<void> {
+    await this.gateway.stop();
+    this.gateway = await startGateway(this.env);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.gateway?.stop(), ...this.workers.map((w) => w.stop())]);
+    await this.llm?.stop();
+    if (this.database) await dropTestDatabase(this.database).catch(() => undefined);
+  }
+}
