@@ -8,6 +8,10 @@ import { ApiKeyService } from './auth/api-key.service.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatSocketGateway } from './chat/chat.gateway.js';
 import { ChatService } from './chat/chat.service.js';
+import { EventStreamController } from './chat/event-stream.controller.js';
+import { WsChatServer } from './chat/ws-chat.server.js';
+import { ControlService } from './control/control.service.js';
+import { HitlController } from './control/hitl.controller.js';
 import { HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
@@ -38,14 +42,16 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [ChatController, SessionsController, AgentsController, HealthController],
+      controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController],
       providers: [
         ApiKeyService,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,
         SessionCleanup,
         ChatService,
+        ControlService,
         ChatSocketGateway,
+        WsChatServer,
       ],
     };
   }

@@ -4,7 +4,11 @@ import type { Logger } from 'pino';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createRedis } from '#transport/redis-connection.js';
+import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
+import { approvalPolicy } from '#core/hitl/hitl-handler.js';
+import { DecisionWaiters } from './hitl/decision-waiters.js';
+import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
 import { LOGGER, REDIS, SETTINGS, STORE } from './infra/tokens.js';
 import type { WorkerSettings } from './infra/worker-config.js';
@@ -30,11 +34,25 @@ export class WorkerModule implements OnApplicationShutdown {
           inject: [STORE],
           useFactory: (store: ConversationStore) => new EventArchiver(store.events, (err) => logger.error({ err }, 'event archive write failed')),
         },
+        DecisionWaiters,
+        {
+          provide: HitlRequests,
+          inject: [REDIS],
+          useFactory: (redis: Redis) => new HitlRequests(redis, Math.ceil(settings.worker.hitlTimeoutSeconds) + settings.redis.runLogTtlSeconds),
+        },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, EventArchiver],
-          useFactory: (store: ConversationStore, log: RunEventLog, archiver: EventArchiver) =>
-            new RunRunner({ store, log, archiver, agents: buildAgentFactory(settings.llm, settings.worker), workerId: settings.worker.workerId!, logger }),
+          inject: [STORE, RunEventLog, EventArchiver, HitlRequests, DecisionWaiters],
+          useFactory: (store: ConversationStore, log: RunEventLog, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters) =>
+            new RunRunner({
+              store,
+              log,
+              archiver,
+              agents: buildAgentFactory(settings.llm, settings.worker, settings.tools, approvalPolicy(settings.worker.hitlTools)),
+              workerId: settings.worker.workerId!,
+              hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
+              logger,
+            }),
         },
         RunProcessor,
       ],

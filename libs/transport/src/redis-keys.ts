@@ -11,4 +11,5 @@ export const redisKeys = {
   sessionChannel: (sessionId: string) => `da:events:${sessionId}`,
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,
+  sessionApproveAll: (sessionId: string) => `da:session:{${sessionId}}:approve-all`,
 } as const;

@@ -5,10 +5,13 @@ import { redisKeys } from './redis-keys.js';
 /**
  * Appends an event: next seq, append to the run's log, publish to the session's channel,
  * in one round trip. Once a `done` is appended the run is sealed and later appends are
- * dropped (return 0), so a run has exactly one done and nothing after it.
+ * dropped (return 0), so a run has exactly one done and nothing after it. Once the run's
+ * cancel record exists only its `done` is accepted (return -1), so the worker holding it
+ * learns of a cancel at its next step even if the control message was lost.
  */
 const APPEND_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+if ARGV[4] ~= '1' and redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
 local seq = redis.call('INCR', KEYS[1])
 local event = '{"seq":' .. seq .. ',' .. ARGV[2]
 redis.call('RPUSH', KEYS[2], event)
@@ -24,7 +27,7 @@ redis.call('PUBLISH', ARGV[1], event)
 return seq
 `;
 
-type AppendCommand = (seqKey: string, logKey: string, doneKey: string, channel: string, body: string, ttl: number, terminal: '0' | '1', activeTtl: number) => Promise<number>;
+type AppendCommand = (seqKey: string, logKey: string, doneKey: string, cancelKey: string, channel: string, body: string, ttl: number, terminal: '0' | '1', activeTtl: number) => Promise<number>;
 
 export interface RunEventLogOptions {
   /** Seconds a finished run's log stays in Redis. */
@@ -33,19 +36,22 @@ export interface RunEventLogOptions {
   activeRetentionSeconds?: number;
 }
 
+export type AppendResult = { status: 'appended'; event: EventDict } | { status: 'sealed' } | { status: 'cancelled' };
+
 /** The per-run event log in Redis: a list indexed by seq - 1, plus a live channel per session. */
 export class RunEventLog {
   constructor(private readonly redis: Redis, private readonly options: RunEventLogOptions) {
     if (!(redis as unknown as { runEventAppend?: unknown }).runEventAppend) {
-      redis.defineCommand('runEventAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
+      redis.defineCommand('runEventAppend', { numberOfKeys: 4, lua: APPEND_SCRIPT });
     }
   }
 
   /**
    * Appends an event (its `seq` is ignored and assigned here).
-   * @returns the event with its seq, or null when the run is already sealed by a done.
+   * @returns the event with its seq; `sealed` when the run already has its done;
+   *   `cancelled` when the run was cancelled (only a done is accepted then).
    */
-  async append(event: EventDict): Promise<EventDict | null> {
+  async append(event: EventDict): Promise<AppendResult> {
     const { seq: _ignored, ...rest } = event;
     const body = JSON.stringify(rest).slice(1);
     const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
@@ -53,13 +59,33 @@ export class RunEventLog {
       redisKeys.runSeq(event.run_id),
       redisKeys.runLog(event.run_id),
       redisKeys.runDone(event.run_id),
+      redisKeys.runCancel(event.run_id),
       redisKeys.sessionChannel(event.session_id),
       body,
       this.options.retentionSeconds,
       event.event_type === 'done' ? '1' : '0',
       this.options.activeRetentionSeconds ?? 24 * 3600,
     );
-    return seq === 0 ? null : { ...event, seq };
+    if (seq === 0) return { status: 'sealed' };
+    if (seq === -1) return { status: 'cancelled' };
+    return { status: 'appended', event: { ...event, seq } };
+  }
+
+  /**
+   * Records a cancel for a run (kept for the log's retention). Returns false when the run
+   * already has its done.
+   */
+  async requestCancel(runId: string): Promise<boolean> {
+    const [[, , ], [, sealed]] = (await this.redis
+      .multi()
+      .set(redisKeys.runCancel(runId), '1', 'EX', this.options.activeRetentionSeconds ?? 24 * 3600)
+      .exists(redisKeys.runDone(runId))
+      .exec()) as [[null, unknown], [null, number]];
+    return sealed === 0;
+  }
+
+  async isCancelRequested(runId: string): Promise<boolean> {
+    return (await this.redis.exists(redisKeys.runCancel(runId))) === 1;
   }
 
   /** Events of a run with seq > afterSeq still held in Redis, in order. */

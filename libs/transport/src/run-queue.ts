@@ -11,6 +11,8 @@ export interface RunJobData {
   message: string;
   requestId?: string;
   enqueuedAt: number;
+  /** Queued behind an active run of the same session (DATAAGENT_MULTITASK=enqueue|interrupt). */
+  afterActive?: boolean;
 }
 
 export const RUN_JOB_NAME = 'run';
@@ -75,7 +77,7 @@ export interface RunConsumerOptions {
 export function createRunConsumer(
   connection: Redis,
   options: RunConsumerOptions,
-  handle: (job: Job<RunJobData>) => Promise<void>,
+  handle: (job: Job<RunJobData>, token?: string) => Promise<void>,
 ): Worker<RunJobData> {
   return new Worker<RunJobData>(options.name, handle, {
     connection: connection as unknown as ConnectionOptions,

@@ -4,7 +4,10 @@ import type { Caller } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
-import { ChatRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
+import type { ControlService } from '../control/control.service.js';
+import { CancelRequestDto, ChatRequestDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
+
+const MESSAGE_TYPES = ['chat', 'cancel', 'hitl_decision', 'resume', 'ping'];
 
 /** How a connection answers its client; Socket.IO and plain WebSocket each implement it. */
 export interface ClientSink {
@@ -12,7 +15,7 @@ export interface ClientSink {
   pong(body: { timestamp: string }): void;
 }
 
-export type MessageAck = { ok: true; session_id?: string; run_id?: string } | { ok: false; error_code: string };
+export type MessageAck = ({ ok: true; session_id?: string; run_id?: string } & Record<string, unknown>) | { ok: false; error_code: string };
 
 export interface ErrorEventBody {
   event_type: 'error';
@@ -37,9 +40,12 @@ export class ChatConnection {
 
   constructor(
     private readonly chat: ChatService,
+    private readonly control: ControlService,
     private readonly caller: Caller,
     private readonly sink: ClientSink,
     private readonly logger: Logger,
+    /** The session a plain-WebSocket connection is bound to (its URL path). */
+    private readonly boundSessionId?: string,
   ) {}
 
   /**
@@ -50,16 +56,36 @@ export class ChatConnection {
     let sessionId = '';
     try {
       const message = await validateDto(SocketMessageDto, parse(raw));
-      const payload = (message.payload ?? {}) as Record<string, unknown>;
+      const payload = { ...((message.payload ?? {}) as Record<string, unknown>) };
+      if (this.boundSessionId) {
+        if (payload.session_id !== undefined && payload.session_id !== this.boundSessionId) {
+          throw new ApiError(422, 'session_mismatch', `This connection is bound to session ${this.boundSessionId}`, { session_id: this.boundSessionId });
+        }
+        payload.session_id = this.boundSessionId;
+      }
       sessionId = typeof payload.session_id === 'string' ? payload.session_id : '';
       switch (message.type) {
         case 'ping':
           this.sink.pong({ timestamp: new Date().toISOString() });
           return { ok: true };
         case 'chat':
-          return await this.startChat(await validateDto(ChatRequestDto, message.payload));
+          return await this.startChat(await validateDto(ChatRequestDto, payload));
+        case 'cancel': {
+          const request = await validateDto(CancelRequestDto, payload);
+          return { ok: true, ...(await this.control.cancelSession(this.caller, request.session_id)) };
+        }
+        case 'hitl_decision': {
+          const request = await validateDto(HitlDecisionMessageDto, payload);
+          return { ok: true, ...(await this.control.decide(this.caller, request.request_id, request.decision, request.message)) };
+        }
+        case 'resume': {
+          const request = await validateDto(ResumeRequestDto, payload);
+          const run = await this.chat.resolveRun(this.caller, request.session_id, request.run_id);
+          await this.followRun(run.sessionId, run.runId, request.after_seq);
+          return { ok: true, session_id: run.sessionId, run_id: run.runId };
+        }
         default:
-          throw new ApiError(422, 'unknown_message_type', `Unknown message type: ${message.type}`, { supported: ['chat', 'ping'] });
+          throw new ApiError(422, 'unknown_message_type', `Unknown message type: ${message.type}`, { supported: MESSAGE_TYPES });
       }
     } catch (err) {
       return { ok: false, error_code: this.sendError(err, sessionId) };
@@ -80,6 +106,8 @@ export class ChatConnection {
   }
 
   private async followRun(sessionId: string, runId: string, afterSeq: number): Promise<void> {
+    this.follows.get(runId)?.();
+    this.follows.delete(runId);
     let finished = false;
     const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event) => {
       this.sink.event(event);

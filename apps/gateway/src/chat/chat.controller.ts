@@ -1,18 +1,26 @@
-import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import type { Caller } from '#core/session/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ControlService } from '../control/control.service.js';
 import { ChatService } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 
 @Controller('chat')
 export class ChatController {
-  constructor(private readonly chat: ChatService) {}
+  constructor(private readonly chat: ChatService, private readonly control: ControlService) {}
 
   /** Runs one chat turn and answers when it is done: {session_id, run_id, events}. */
   @Post()
   @HttpCode(200)
   send(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request) {
     return this.chat.chatAndWait(caller, body, String(req.id ?? ''));
+  }
+
+  /** Stops the session's active run: {cancelled: true, run_ids} or {cancelled: false, reason}. */
+  @Post(':sessionId/cancel')
+  @HttpCode(200)
+  cancel(@CurrentCaller() caller: Caller, @Param('sessionId') sessionId: string) {
+    return this.control.cancelSession(caller, sessionId);
   }
 }

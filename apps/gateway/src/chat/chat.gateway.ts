@@ -6,6 +6,7 @@ import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ChatConnection, type MessageAck } from './chat-connection.js';
 import { ChatService } from './chat.service.js';
+import { ControlService } from '../control/control.service.js';
 
 interface SocketData {
   caller: Caller;
@@ -17,7 +18,7 @@ interface SocketData {
 export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, OnGatewayDisconnect {
   private readonly logger = new Logger('socket.io');
 
-  constructor(private readonly chat: ChatService, private readonly keys: ApiKeyService) {}
+  constructor(private readonly chat: ChatService, private readonly control: ControlService, private readonly keys: ApiKeyService) {}
 
   afterInit(namespace: Namespace): void {
     namespace.use((socket, next) => {
@@ -35,7 +36,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
 
   handleConnection(socket: Socket): void {
     const data = socket.data as SocketData;
-    data.connection = new ChatConnection(this.chat, data.caller, {
+    data.connection = new ChatConnection(this.chat, this.control, data.caller, {
       event: (event) => socket.emit('event', event),
       pong: (body) => socket.emit('pong', body),
     }, this.logger);

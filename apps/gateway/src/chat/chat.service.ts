@@ -11,6 +11,7 @@ import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
+import { ControlService } from '../control/control.service.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
 
@@ -34,6 +35,7 @@ export class ChatService {
     private readonly log: RunEventLog,
     private readonly relay: SessionEventRelay,
     private readonly queue: RunQueue,
+    private readonly control: ControlService,
   ) {}
 
   /**
@@ -51,6 +53,7 @@ export class ChatService {
     await this.admit();
 
     let sessionId = request.session_id;
+    let afterActive = false;
     if (sessionId) {
       const session = await this.access.getOwned(caller, sessionId);
       if (session.assistantId !== assistantId && request.assistant_id) {
@@ -58,7 +61,12 @@ export class ChatService {
       }
       const active = await this.store.runs.listActive(sessionId);
       if (active.length > 0) {
-        throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it or cancel it', { run_id: active[0].runId });
+        const mode = server.multitask;
+        if (mode === 'reject') {
+          throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it, cancel it, or set DATAAGENT_MULTITASK', { run_id: active[0].runId });
+        }
+        if (mode === 'interrupt') await this.control.cancelSession(caller, sessionId);
+        afterActive = true;
       }
     } else {
       sessionId = (await this.store.sessions.create({ tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) })).sessionId;
@@ -71,8 +79,27 @@ export class ChatService {
       request.session_id ? this.store.sessions.update(sessionId, { lastActiveAt: new Date() }) : undefined,
     ]);
     await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now() });
+    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now(), afterActive });
     return { sessionId, runId };
+  }
+
+  /**
+   * Finds a run the caller may follow: the given one, or the session's active run.
+   * @throws ApiError 404 for unknown or foreign sessions and runs, 409 when there is no run to pick.
+   */
+  async resolveRun(caller: Caller, sessionId: string | undefined, runId: string | undefined): Promise<SubmittedRun> {
+    if (runId) {
+      const run = await this.store.runs.get(runId);
+      if (!run || run.tenantId !== caller.tenantId || run.userId !== caller.userId || (sessionId && run.sessionId !== sessionId)) {
+        throw ApiError.notFound('run', runId);
+      }
+      return { sessionId: run.sessionId, runId };
+    }
+    if (!sessionId) throw new ApiError(422, 'validation_failed', 'session_id or run_id is required', {});
+    await this.access.getOwned(caller, sessionId);
+    const active = await this.store.runs.listActive(sessionId);
+    if (active.length === 0) throw new ApiError(409, 'no_active_run', 'The session has no active run; pass run_id to replay a finished one', { session_id: sessionId });
+    return { sessionId, runId: active[0].runId };
   }
 
   /** Streams a run's events after `afterSeq` (0: from its start), then live ones. */

@@ -3,6 +3,8 @@ import type { Redis } from 'ioredis';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createRedis } from '#transport/redis-connection.js';
+import { ControlBus } from '#transport/control-bus.js';
+import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
@@ -32,8 +34,10 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },
         { provide: SessionEventRelay, inject: [SUBSCRIBER], useFactory: (s: Redis) => new SessionEventRelay(s) },
         { provide: RunQueue, inject: [REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
+        { provide: ControlBus, inject: [REDIS], useFactory: (r: Redis) => new ControlBus(r) },
+        { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r, settings.server.hitlTimeoutSeconds + redis.runLogTtlSeconds) },
       ],
-      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue],
+      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, HitlRequests],
     };
   }
 

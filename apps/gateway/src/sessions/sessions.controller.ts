@@ -1,6 +1,8 @@
-import { Controller, Delete, Get, Inject, Param, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Inject, Param, Post, Query } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
+import { ApiError } from '../common/api-error.js';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
@@ -15,6 +17,14 @@ export class PageQueryDto {
   offset = 0;
 }
 
+export class CreateSessionDto {
+  @IsOptional() @IsString() @MaxLength(64)
+  assistant_id?: string;
+
+  @IsOptional() @IsString() @MaxLength(200)
+  title?: string;
+}
+
 @Controller('sessions')
 export class SessionsController {
   constructor(@Inject(STORE) private readonly store: ConversationStore, private readonly access: SessionAccess) {}
@@ -24,6 +34,15 @@ export class SessionsController {
   async list(@CurrentCaller() caller: Caller, @Query() page: PageQueryDto) {
     const sessions = await this.store.sessions.listByUser(caller.tenantId, caller.userId, page);
     return { sessions: sessions.map(sessionView), limit: page.limit, offset: page.offset };
+  }
+
+  /** Creates an empty session (plain WebSocket clients connect to /ws/chat/{session_id}). */
+  @Post()
+  async create(@CurrentCaller() caller: Caller, @Body() body: CreateSessionDto) {
+    const assistantId = body.assistant_id ?? DEFAULT_ASSISTANT_ID;
+    if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
+    const session = await this.store.sessions.create({ tenantId: caller.tenantId, userId: caller.userId, assistantId, title: body.title ?? '' });
+    return sessionView(session);
   }
 
   @Get(':id')

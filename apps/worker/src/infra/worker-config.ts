@@ -1,4 +1,4 @@
-import { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, WorkerConfig } from '#core/config/settings.js';
+import { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { loadConfig } from '#core/config/env.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
@@ -7,6 +7,7 @@ export interface WorkerSettings {
   redis: RedisConfig;
   mysql: MysqlConfig;
   llm: LlmConfig;
+  tools: ToolsConfig;
   sessionStore: 'mysql' | 'memory';
 }
 
@@ -16,6 +17,7 @@ export function loadWorkerSettings(env = process.env, argv = process.argv.slice(
     redis: loadConfig(RedisConfig, env, argv),
     mysql: loadConfig(MysqlConfig, env, argv),
     llm: loadConfig(LlmConfig, env, argv),
+    tools: loadConfig(ToolsConfig, env, argv),
     sessionStore: loadConfig(ServerConfig, env, argv).sessionStore,
   };
 }

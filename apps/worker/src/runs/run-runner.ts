@@ -1,6 +1,8 @@
 import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionEvent } from '#core/events/execution-event.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
+import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
+import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore, RunStatus } from '#core/session/session-store.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
@@ -13,15 +15,21 @@ export interface RunRunnerDeps {
   archiver: EventArchiver;
   agents: AgentFactory;
   workerId: string;
+  /** Builds the HITL handler for one run's caller; absent: everything is approved. */
+  hitlFor?: (caller: Caller) => HitlHandler;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
 type FinalStatus = Exclude<RunStatus, 'queued' | 'running'>;
 
+/** What became of a job: done, or to be retried later (an earlier run of its session is still active). */
+export type RunOutcome = 'finished' | 'deferred';
+
 /**
  * Executes one run: announces it, rebuilds the conversation, streams the agent's events
  * into the run's log, and stores the new messages before the run's `done` goes out, so a
- * client that sees `done` can read the history at once.
+ * client that sees `done` can read the history at once. A cancel (control message or the
+ * cancel record met at any append) aborts the model stream and tools in flight.
  */
 export class RunRunner {
   private readonly active = new Map<string, AbortController>();
@@ -40,32 +48,43 @@ export class RunRunner {
     return true;
   }
 
-  async run(job: RunJobData): Promise<void> {
+  async run(job: RunJobData): Promise<RunOutcome> {
     const { store, log, archiver, agents, workerId, logger } = this.deps;
     const envelope = { sessionId: job.sessionId, runId: job.runId };
     if (await log.isSealed(job.runId)) {
       logger.info({ run_id: job.runId }, 'run already finished; skipping');
-      return;
+      return 'finished';
+    }
+    if (job.afterActive && !(await log.isCancelRequested(job.runId))) {
+      const active = await store.runs.listActive(job.sessionId);
+      if (active.length > 0 && active[0].runId !== job.runId) return 'deferred';
     }
     const controller = new AbortController();
     this.active.set(job.runId, controller);
+    const caller: Caller = { tenantId: job.tenantId, userId: job.userId, role: 'user' };
+    const added: ChatMessage[] = [];
     let status: FinalStatus = 'completed';
     let failure: string | undefined;
-    const added: ChatMessage[] = [];
+    let sealed = false;
+
     const publish = async (event: ExecutionEvent): Promise<EventDict | null> => {
-      const stored = await log.append(event.toDict());
-      if (stored) archiver.add(stored);
-      else controller.abort(new Error('run sealed elsewhere'));
-      return stored;
+      const result = await log.append(event.toDict());
+      if (result.status === 'appended') {
+        archiver.add(result.event);
+        return result.event;
+      }
+      if (result.status === 'sealed') sealed = true;
+      controller.abort(new Error(result.status));
+      return null;
     };
 
     try {
-      if (!(await publish(new RunStartedEvent(envelope, workerId)))) return;
+      if (!(await publish(new RunStartedEvent(envelope, workerId))) && sealed) return 'finished';
       const [, records] = await Promise.all([store.runs.markStarted(job.runId), store.messages.list(job.sessionId, { limit: 10_000, offset: 0 })]);
-      const executor = agents.create(job.assistantId);
+      const executor = agents.create(job.assistantId, this.deps.hitlFor ? { hitl: this.deps.hitlFor(caller) } : {});
       const events = executor.execute(job.message, job.sessionId, {
         runId: job.runId,
-        caller: { tenantId: job.tenantId, userId: job.userId, role: 'user' },
+        caller,
         history: historyBefore(records, job.runId),
         signal: controller.signal,
         onMessage: (m) => added.push(m),
@@ -76,10 +95,14 @@ export class RunRunner {
           failure = event.error;
         }
         if (event instanceof DoneEvent) {
-          if (event.cancelled) status = 'cancelled';
+          const cancelled = event.cancelled || controller.signal.aborted;
+          if (cancelled) status = 'cancelled';
           await this.finish(job, status, failure, added);
+          await publish(cancelled === event.cancelled ? event : new DoneEvent(envelope, true, 'cancelled'));
+          break;
         }
-        if (!(await publish(event))) break;
+        await publish(event);
+        if (sealed) break;
       }
     } catch (err) {
       // The engine never throws; this is the store or Redis failing around it.
@@ -92,6 +115,7 @@ export class RunRunner {
       this.active.delete(job.runId);
       await archiver.flushRun(job.runId);
     }
+    return 'finished';
   }
 
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {

@@ -1,34 +1,57 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { Worker } from 'bullmq';
+import { DelayedError, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { ControlBus } from '#transport/control-bus.js';
 import { createRunConsumer, type RunJobData } from '#transport/run-queue.js';
 import { createRedis } from '#transport/redis-connection.js';
-import { LOGGER, SETTINGS } from '../infra/tokens.js';
+import { DecisionWaiters } from '../hitl/decision-waiters.js';
+import { LOGGER, REDIS, SETTINGS } from '../infra/tokens.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { EventArchiver } from './event-archiver.js';
 import { RunRunner } from './run-runner.js';
 
-/** Takes runs from the queue and hands each to the runner; drains on shutdown. */
+/** How long a run queued behind its session's active run waits before it looks again. */
+const DEFER_MS = 200;
+
+/**
+ * Takes runs from the queue and hands each to the runner; listens for control messages
+ * (cancel, HITL decisions); drains on shutdown.
+ */
 @Injectable()
 export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
   private consumer?: Worker<RunJobData>;
   private connection?: Redis;
+  private subscriber?: Redis;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: WorkerSettings,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: Redis,
     private readonly runner: RunRunner,
     private readonly archiver: EventArchiver,
+    private readonly waiters: DecisionWaiters,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const { redis, worker } = this.settings;
+    this.subscriber = createRedis(redis.url, `worker-control-${worker.workerId}`);
+    await new ControlBus(this.redis, this.subscriber).listen((message) => {
+      if (message.type === 'cancel') this.runner.abort(message.run_id);
+      else if (message.type === 'hitl_decision') this.waiters.wake(message.request_id);
+    });
     this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
-    this.consumer = createRunConsumer(this.connection, { name: redis.queueName, concurrency: worker.concurrency }, (job) => this.runner.run(job.data));
+    this.consumer = createRunConsumer(this.connection, { name: redis.queueName, concurrency: worker.concurrency }, (job, token) => this.process(job, token));
     this.consumer.on('error', (err) => this.logger.error({ err }, 'queue consumer error'));
     this.consumer.on('failed', (job, err) => this.logger.error({ run_id: job?.id, err }, 'run job failed'));
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');
+  }
+
+  private async process(job: Job<RunJobData>, token?: string): Promise<void> {
+    if ((await this.runner.run(job.data)) === 'deferred') {
+      await job.moveToDelayed(Date.now() + DEFER_MS, token);
+      throw new DelayedError();
+    }
   }
 
   /** Stops taking runs and waits for the ones in flight (graceful drain on SIGTERM). */
@@ -36,6 +59,6 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     this.logger.info({ signal, active: this.runner.activeCount }, 'worker draining');
     await this.consumer?.close();
     await this.archiver.close();
-    await this.connection?.quit().catch(() => undefined);
+    await Promise.all([this.connection?.quit(), this.subscriber?.quit()].map((p) => p?.catch(() => undefined)));
   }
 }

@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 import { Env } from './env.js';
 
 /** Gateway: HTTP, sockets, auth, admission. */
@@ -33,6 +33,18 @@ export class ServerConfig {
   /** Queued + running runs above which new chats get 503 with Retry-After. */
   @Env('DATAAGENT_MAX_PENDING_RUNS', 'int') @IsInt() @Min(1)
   maxPendingRuns = 10_000;
+
+  /** What a chat does while its session has an active run: reject (409), enqueue, or interrupt. */
+  @Env('DATAAGENT_MULTITASK') @IsIn(['reject', 'enqueue', 'interrupt'])
+  multitask: 'reject' | 'enqueue' | 'interrupt' = 'reject';
+
+  /** Seconds an approve_all lasts for a session. */
+  @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber() @Min(0.05)
+  hitlTimeoutSeconds = 300;
+
+  /** Seconds between WebSocket heartbeats; a client silent for two is closed. */
+  @Env('DATAAGENT_WS_HEARTBEAT', 'number') @IsNumber() @Min(0.05)
+  wsHeartbeatSeconds = 30;
 
   /** How long POST /chat waits for its run before answering 504. */
   @Env('DATAAGENT_SYNC_TIMEOUT_MS', 'int') @IsInt() @Min(100)
@@ -93,8 +105,9 @@ export class LlmConfig {
 }
 
 export class WorkerConfig {
+  /** Runs one worker process holds at once; runs waiting for approval hold a slot too. */
   @Env('DATAAGENT_WORKER_CONCURRENCY', 'int') @IsInt() @Min(1) @Max(10_000)
-  concurrency = 50;
+  concurrency = 200;
 
   @Env('DATAAGENT_WORKER_ID') @IsOptional() @IsString()
   workerId?: string;
@@ -105,6 +118,31 @@ export class WorkerConfig {
   @Env('DATAAGENT_MAX_ITERATIONS', 'int') @IsInt() @Min(1)
   maxIterations = 10;
 
+  /** Seconds to wait for a person's approval before it counts as reject. */
+  @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
+  hitlTimeoutSeconds = 300;
+
+  /** Tool names that need approval; empty: each tool's own sensitivity; "none": nothing. */
+  @Env('DATAAGENT_HITL_TOOLS', 'list') @IsString({ each: true })
+  hitlTools: string[] = [];
+
   @Env('DATAAGENT_LOG_LEVEL') @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   logLevel = 'info';
+}
+
+/** Built-in tools: outbound HTTP policy, shell, web search. Workspace settings: see workspaceOptionsFromEnv. */
+export class ToolsConfig {
+  /** Hosts, IPs, CIDRs or host:port that outbound tools may reach although private or loopback. */
+  @Env('DATAAGENT_OUTBOUND_ALLOWLIST', 'list') @IsString({ each: true })
+  outboundAllowlist: string[] = [];
+
+  @Env('DATAAGENT_SHELL_ENABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
+  shellEnabled = false;
+
+  @Env('TAVILY_API_KEY') @IsOptional() @IsString()
+  tavilyApiKey?: string;
+
+  /** Default per-tool timeout in milliseconds. */
+  @Env('DATAAGENT_TOOL_TIMEOUT_MS', 'int') @IsInt() @Min(1)
+  toolTimeoutMs = 30_000;
 }

@@ -1,5 +1,5 @@
 import type { ChatModel } from '../llm/chat-model.js';
-import type { HitlHandler } from '../hitl/hitl-handler.js';
+import type { ApprovalPolicy, HitlHandler } from '../hitl/hitl-handler.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
 
@@ -15,6 +15,8 @@ export interface AgentConfig {
   middleware: AgentMiddleware[];
   /** Asks a person before sensitive tools; absent means approve everything. */
   hitl?: HitlHandler;
+  /** Which calls need approval; default: the tool's own `sensitive` / `requiresApproval`. */
+  approvalPolicy?: ApprovalPolicy;
   /** Model calls per run before the loop stops (ReAct iterations). */
   maxIterations: number;
   /** Tool calls per run before the loop stops. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   DoneEvent,
   ErrorEvent,
@@ -131,13 +130,23 @@ export class AgentExecutor {
   private async *runTool(call: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext): AsyncGenerator<ExecutionEvent, ChatMessage | 'stop'> {
     yield new ToolCallEvent(envelope, call.name, call.arguments, call.id);
     const tool = this.dispatcher.get(call.name);
-    if (tool?.sensitive && this.config.hitl) {
-      const requestId = randomUUID();
-      yield new HitlRequestEvent(envelope, requestId, { name: call.name, args: call.arguments, description: tool.description });
-      const decision = await this.config.hitl.requestApproval({ name: call.name, args: call.arguments, description: tool.description }, envelope.sessionId, context.signal);
-      if (decision.type === 'reject') {
-        yield new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'Rejected by user' }, 'rejected');
-        return 'stop';
+    const { hitl, approvalPolicy } = this.config;
+    const sensitive = !!tool && (tool.sensitive === true || tool.requiresApproval?.(call.arguments) === true);
+    if (tool && hitl && (approvalPolicy ? approvalPolicy(call.name, call.arguments, sensitive) : sensitive)) {
+      const requestId = `${envelope.runId}:${call.id}`;
+      const action = { name: call.name, args: call.arguments, description: tool.description };
+      const mode = hitl.open ? await hitl.open({ requestId, runId: envelope.runId, sessionId: envelope.sessionId, action }) : 'ask';
+      if (mode === 'ask') {
+        yield new HitlRequestEvent(envelope, requestId, action);
+        const decision = await hitl.requestApproval(action, envelope.sessionId, context.signal, requestId);
+        if (context.signal.aborted) {
+          yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');
+          return 'stop';
+        }
+        if (decision.type === 'reject') {
+          yield new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'Rejected by user' }, 'rejected');
+          return 'stop';
+        }
       }
     }
     const extra: ExecutionEvent[] = [];

@@ -27,6 +27,8 @@ export interface Tool {
   readonly parameters: Record<string, unknown>;
   /** Sensitive tools ask a person before they run. */
   readonly sensitive?: boolean;
+  /** For tools whose sensitivity depends on the call (http_request: any method but GET). */
+  requiresApproval?(args: Record<string, unknown>): boolean;
   /** Per-tool timeout; the dispatcher's default applies when absent. */
   readonly timeoutMs?: number;
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;

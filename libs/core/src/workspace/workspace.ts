@@ -182,8 +182,8 @@ export class Workspace {
     const stat = await lstat(abs).catch(() => null);
     if (!stat) throw new WorkspaceError('not_found', `${userPath}: no such file`);
     if (stat.isDirectory()) throw new WorkspaceError('is_directory', `${userPath}: is a directory`);
+    if (stat.size > maxBytes) throw new WorkspaceError('too_large', `${userPath}: ${stat.size} bytes, more than the ${maxBytes}-byte read limit`);
     const buf = await readFile(abs);
-    if (buf.byteLength > maxBytes) throw new WorkspaceError('too_large', `${userPath}: ${buf.byteLength} bytes, more than the ${maxBytes}-byte read limit`);
     if (buf.subarray(0, 8192).includes(0)) throw new WorkspaceError('binary', `${userPath}: binary file`);
     return { path: abs, text: buf.toString('utf8') };
   }

@@ -1,4 +1,4 @@
-import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min, MinLength } from 'class-validator';
 
 /** A chat turn, the same over REST, Socket.IO and WebSocket. */
 export class ChatRequestDto {
@@ -19,4 +19,31 @@ export class SocketMessageDto {
 
   @IsOptional()
   payload?: unknown;
+}
+
+export class CancelRequestDto {
+  @IsString() @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'session_id must be 1-64 letters, digits, _ or -' })
+  session_id: string;
+}
+
+export class HitlDecisionMessageDto {
+  @IsString() @MinLength(1)
+  request_id: string;
+
+  @IsIn(['approve', 'reject', 'approve_all'], { message: 'decision must be approve, reject or approve_all' })
+  decision: 'approve' | 'reject' | 'approve_all';
+
+  @IsOptional() @IsString() @MaxLength(2000)
+  message?: string;
+}
+
+export class ResumeRequestDto {
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_-]{1,64}$/)
+  session_id?: string;
+
+  @IsOptional() @IsString() @MaxLength(64)
+  run_id?: string;
+
+  @IsInt({ message: 'after_seq must be an integer' }) @Min(0)
+  after_seq: number;
 }

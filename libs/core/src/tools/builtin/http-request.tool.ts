@@ -7,19 +7,15 @@ export interface HttpToolOptions extends GuardedFetchOptions {
 }
 
 /** A tool whose need for approval depends on the call's arguments. */
-export interface ArgsSensitiveTool extends Tool {
-  /** Whether this particular call must be approved by a person before it runs. */
-  requiresApproval(args: Record<string, unknown>): boolean;
-}
+export type ArgsSensitiveTool = Tool & Required<Pick<Tool, 'requiresApproval'>>;
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const DROPPED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer']);
 
 /**
  * Whether an `http_request` call needs approval: anything but GET and HEAD can change
- * something on the other side. The engine decides approval from `tool.sensitive`, which
- * cannot see arguments, so the tool declares `sensitive: true` (fail closed) and carries
- * this function as `requiresApproval` for an engine that consults it per call.
+ * something on the other side. The tool carries it as `requiresApproval`, which the engine
+ * consults per call (the static `sensitive` flag cannot see arguments).
  */
 export function requiresApproval(args: Record<string, unknown>): boolean {
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : 'GET';
@@ -76,7 +72,6 @@ export function createHttpRequestTool(options: HttpToolOptions = {}): ArgsSensit
       required: ['url'],
       additionalProperties: false,
     },
-    sensitive: true,
     timeoutMs: (options.timeoutMs ?? 30_000) + 1_000,
     requiresApproval,
     async execute(args, ctx) {

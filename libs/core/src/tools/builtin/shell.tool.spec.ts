@@ -74,14 +74,14 @@ describe('shell tool', () => {
 
   it('kills the whole process group on timeout', async () => {
     const shell = createShellTool((c) => registry.forCaller(c), { timeoutMs: 300, killGraceMs: 200 });
-    const result = await shell.execute({ command: 'sleep 30 & echo $!; wait' }, ctx());
+    const result = await shell.execute({ command: 'sleep 30 >/dev/null 2>&1 & echo $!; wait' }, ctx());
     expect(result).toMatchObject({ success: false, output: { timed_out: true }, error: expect.stringContaining('timed out') });
     const grandchild = Number((result.output as { stdout: string }).stdout.trim());
     expect(grandchild).toBeGreaterThan(0);
     // SIGTERM/SIGKILL go to the group; give the kernel a moment to reap.
     for (let i = 0; i < 50 && alive(grandchild); i++) await new Promise((r) => setTimeout(r, 20));
     expect(alive(grandchild)).toBe(false);
-  });
+  }, 10_000);
 
   it('leaves no background process behind after a normal exit', async () => {
     const result = await createShellTool((c) => registry.forCaller(c)).execute({ command: 'sleep 30 >/dev/null 2>&1 & echo $!' }, ctx());

@@ -78,7 +78,7 @@ function runCommand(command: string, o: RunOptions): Promise<ToolResult> {
     let killTimer: NodeJS.Timeout | undefined;
     const killGroup = (signal: NodeJS.Signals) => {
       try {
-        process.kill(child.pid!, signal);
+        process.kill(-child.pid!, signal);
       } catch {
         // already gone
       }

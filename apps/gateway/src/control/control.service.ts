@@ -1,0 +1,83 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DoneEvent } from '#core/events/execution-event.js';
+import type { Caller } from '#core/session/caller.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { ControlBus } from '#transport/control-bus.js';
+import { HitlRequests } from '#transport/hitl-requests.js';
+import { RunEventLog } from '#transport/run-event-log.js';
+import { RunQueue } from '#transport/run-queue.js';
+import { ApiError } from '../common/api-error.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS, STORE } from '../infra/tokens.js';
+import { SessionAccess } from '../sessions/session-access.service.js';
+
+export type HitlDecisionType = 'approve' | 'reject' | 'approve_all';
+
+export interface CancelAnswer {
+  session_id: string;
+  cancelled: boolean;
+  run_ids: string[];
+  reason?: string;
+}
+
+/**
+ * Control messages from any gateway to whichever worker holds a run. Each is recorded
+ * durably first (cancel key, HITL record), then published.
+ */
+@Injectable()
+export class ControlService {
+  constructor(
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly access: SessionAccess,
+    private readonly log: RunEventLog,
+    private readonly queue: RunQueue,
+    private readonly bus: ControlBus,
+    private readonly hitl: HitlRequests,
+  ) {}
+
+  /**
+   * Cancels the session's active runs: a queued one is removed from the queue and ended
+   * here; a running one is aborted by its worker. Either way it ends with done{cancelled}.
+   * @throws ApiError 404 for an unknown or foreign session.
+   */
+  async cancelSession(caller: Caller, sessionId: string): Promise<CancelAnswer> {
+    await this.access.getOwned(caller, sessionId);
+    const active = await this.store.runs.listActive(sessionId);
+    const cancelled: string[] = [];
+    for (const run of active) {
+      if (await this.cancelRun(run.runId, sessionId)) cancelled.push(run.runId);
+    }
+    if (cancelled.length === 0) return { session_id: sessionId, cancelled: false, run_ids: [], reason: 'no_active_run' };
+    return { session_id: sessionId, cancelled: true, run_ids: cancelled };
+  }
+
+  /** Returns false when the run had already finished. */
+  private async cancelRun(runId: string, sessionId: string): Promise<boolean> {
+    if (!(await this.log.requestCancel(runId))) return false;
+    if (await this.queue.removeWaiting(runId)) {
+      await this.store.runs.markFinished(runId, 'cancelled', 'cancelled while queued');
+      await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
+      return true;
+    }
+    await this.bus.publish({ type: 'cancel', run_id: runId });
+    return true;
+  }
+
+  /**
+   * Records the owner's decision on a pending HITL request, once.
+   * @throws ApiError 404 (unknown or another user's request), 409 (already decided or expired).
+   */
+  async decide(caller: Caller, requestId: string, decision: HitlDecisionType, message = ''): Promise<{ request_id: string; decision: HitlDecisionType; accepted: true }> {
+    const outcome = await this.hitl.decide(requestId, caller, decision === 'reject' ? 'reject' : 'approve', message);
+    if (outcome === 'missing') throw ApiError.notFound('hitl_request', requestId);
+    if (outcome !== 'ok') {
+      const status = outcome.replace('decided:', '');
+      throw new ApiError(409, 'hitl_already_decided', `This request was already decided (${status})`, { request_id: requestId, status });
+    }
+    const record = (await this.hitl.get(requestId))!;
+    if (decision === 'approve_all') await this.hitl.approveAll(record.sessionId, this.settings.server.sessionTimeoutSeconds);
+    await this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: record.runId });
+    return { request_id: requestId, decision, accepted: true };
+  }
+}

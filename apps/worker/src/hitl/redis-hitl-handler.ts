@@ -1,0 +1,58 @@
+import type { ActionRequest } from '#core/events/execution-event.js';
+import type { ApprovalRequest, Decision, HitlHandler } from '#core/hitl/hitl-handler.js';
+import type { Caller } from '#core/session/caller.js';
+import type { HitlRequests } from '#transport/hitl-requests.js';
+import type { DecisionWaiters } from './decision-waiters.js';
+
+/**
+ * The web HITL handler: records each request in Redis, then waits for the owner's
+ * decision (control message, with the record checked too). No decision within the
+ * timeout counts as reject.
+ */
+export class RedisHitlHandler implements HitlHandler {
+  constructor(
+    private readonly requests: HitlRequests,
+    private readonly waiters: DecisionWaiters,
+    private readonly caller: Caller,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async open(request: ApprovalRequest): Promise<'ask' | 'approved'> {
+    if (await this.requests.isApproveAll(request.sessionId)) return 'approved';
+    await this.requests.open({ requestId: request.requestId, runId: request.runId, sessionId: request.sessionId, tenantId: this.caller.tenantId, userId: this.caller.userId });
+    return 'ask';
+  }
+
+  async requestApproval(_action: ActionRequest, _sessionId: string, signal: AbortSignal, requestId?: string): Promise<Decision> {
+    if (!requestId) return { type: 'reject', message: 'No request id' };
+    const read = async (): Promise<Decision | null> => {
+      const record = await this.requests.get(requestId);
+      if (!record || record.status === 'pending') return null;
+      return record.status === 'approve' ? { type: 'approve', message: record.message } : { type: 'reject', message: record.message || `Request ${record.status}` };
+    };
+    let stopWaiting = () => {};
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort = () => {};
+    try {
+      return await new Promise<Decision>((resolve) => {
+        stopWaiting = this.waiters.add(requestId, () => void read().then((d) => d && resolve(d)));
+        onAbort = () => {
+          void this.requests.decide(requestId, null, 'cancelled');
+          resolve({ type: 'reject', message: 'Run cancelled' });
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        timer = setTimeout(async () => {
+          // A decision may land at the same moment: the compare-and-set decides which wins.
+          const outcome = await this.requests.decide(requestId, null, 'timeout', 'No decision in time');
+          resolve(outcome === 'ok' ? { type: 'reject', message: 'No decision in time' } : (await read()) ?? { type: 'reject', message: 'No decision in time' });
+        }, this.timeoutMs);
+        // The decision may have been recorded before we started listening.
+        void read().then((d) => d && resolve(d));
+      });
+    } finally {
+      stopWaiting();
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

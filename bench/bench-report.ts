@@ -1,0 +1,127 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ClockOffset } from './clock-offset.js';
+import type { LatencySummary } from './percentiles.js';
+
+export interface FloorFigure {
+  name: string;
+  how: string;
+  latency: LatencySummary;
+}
+
+export interface RoundFigures {
+  sessions: number;
+  completed: number;
+  failed: number;
+  failures: Record<string, number>;
+  runStarted: LatencySummary;
+  perEventOverhead: LatencySummary;
+  ack: LatencySummary;
+  emitToWorkerStart: LatencySummary;
+  llmToWorker: LatencySummary;
+  workerToClient: LatencySummary;
+  connectMs: number;
+  wallMs: number;
+  clientLoopDelayMs: { p50: number; p99: number; max: number };
+  /** Percent of one core per process while the round ran. */
+  cpuPercent: Record<string, number>;
+}
+
+export interface TargetCheck {
+  what: string;
+  limitMs: number;
+  valueMs: number;
+  met: boolean;
+}
+
+/** Everything one run measured; written as JSON and printed as tables. */
+export interface BenchReport {
+  startedAt: string;
+  machine: { cpus: number; cpuModel: string; node: string };
+  workload: { message: string; chunks: number; chunkIntervalMs: number; staggerMs: number; warmupSessions: number };
+  clockOffset: ClockOffset;
+  floors: FloorFigure[];
+  rounds: RoundFigures[];
+  targets: TargetCheck[];
+  parserBench?: unknown;
+  durationSeconds?: number;
+}
+
+const TARGET_SESSIONS = 1000;
+
+/** The issue's targets, checked against the N = 1000 round (none when it did not run). */
+export function checkTargets(rounds: RoundFigures[]): TargetCheck[] {
+  const round = rounds.find((r) => r.sessions === TARGET_SESSIONS);
+  if (!round) return [];
+  return [
+    { what: 'per-event overhead p50', limitMs: 2, valueMs: round.perEventOverhead.p50 },
+    { what: 'per-event overhead p99', limitMs: 20, valueMs: round.perEventOverhead.p99 },
+    { what: 'request → run_started p99', limitMs: 50, valueMs: round.runStarted.p99 },
+  ].map((t) => ({ ...t, met: t.valueMs <= t.limitMs }));
+}
+
+const ms = (value: number, width = 8) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : '–').padStart(width);
+
+/** The run's figures as the tables the bench prints. */
+export function formatReport(report: BenchReport): string {
+  const { workload } = report;
+  const lines: string[] = [];
+  lines.push(`DataAgent latency bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.startedAt}`);
+  lines.push(
+    `Workload: each session sends one chat "${workload.message}": ${workload.chunks} stamped text chunks at ` +
+      `${1000 / workload.chunkIntervalMs}/s from the scripted LLM server (separate process). One Socket.IO socket per session, all ` +
+      `connected before the first chat; the N chats are staggered evenly over ${workload.staggerMs} ms so the streams are not phase-locked. ` +
+      `A ${workload.warmupSessions}-session warm-up round ran first and is not shown.`,
+  );
+  lines.push('');
+  lines.push('     N | req→run_started ms | per-event overhead ms |   runs done / failed | text events');
+  lines.push('       |      p50      p99  |      p50      p99     |                      |');
+  for (const r of report.rounds) {
+    const failures = Object.entries(r.failures).map(([k, v]) => `${k}×${v}`).join(', ');
+    lines.push(
+      `${String(r.sessions).padStart(6)} | ${ms(r.runStarted.p50)} ${ms(r.runStarted.p99)}  | ${ms(r.perEventOverhead.p50)} ${ms(r.perEventOverhead.p99)}     | ` +
+        `${`${r.completed} / ${r.failed}`.padStart(20)} | ${String(r.perEventOverhead.count).padStart(11)}${failures ? `  (${failures})` : ''}`,
+    );
+  }
+  lines.push('');
+  lines.push('Floors, same run, same clock (sender stamps performance.timeOrigin+now(), receiver subtracts it from its own):');
+  for (const f of report.floors) {
+    lines.push(`  ${f.name.padEnd(38)} p50 ${ms(f.latency.p50, 6)} ms   p99 ${ms(f.latency.p99, 6)} ms   (${f.how})`);
+  }
+  lines.push(
+    `  cross-process clock offset ${report.clockOffset.offsetMs.toFixed(3)} ms (probe round trip ${report.clockOffset.rttMs.toFixed(3)} ms): ` +
+      `(a cross-process figure may be off by up to ${(Math.abs(report.clockOffset.offsetMs) + report.clockOffset.rttMs / 2).toFixed(3)} ms)`,
+  );
+  lines.push('');
+  lines.push(`Targets (issue; N = ${TARGET_SESSIONS} on this ${report.machine.cpus}-core machine):`);
+  if (report.targets.length === 0) lines.push('  (the N = 1000 round did not run)');
+  for (const t of report.targets) {
+    lines.push(`  ${`${t.what} ≤ ${t.limitMs} ms`.padEnd(34)} measured ${ms(t.valueMs, 7)} ms   ${t.met ? 'MET' : 'NOT MET'}`);
+  }
+  lines.push('');
+  lines.push('Where the time goes (worker-side `timestamp` of events is Date.now(), ms resolution, truncated: splits are ±1 ms):');
+  lines.push('     N |  ack (submitted) | emit→worker run_started | LLM stamp→worker event | worker event→client | client loop delay | wall');
+  lines.push('       |      p50     p99 |          p50        p99 |          p50       p99 |        p50      p99 |          p99  max |    s');
+  for (const r of report.rounds) {
+    lines.push(
+      `${String(r.sessions).padStart(6)} | ${ms(r.ack.p50)}${ms(r.ack.p99)} |     ${ms(r.emitToWorkerStart.p50)}   ${ms(r.emitToWorkerStart.p99)} |     ${ms(r.llmToWorker.p50)}  ${ms(r.llmToWorker.p99)} |   ${ms(r.workerToClient.p50)} ${ms(r.workerToClient.p99)} | ` +
+        `${ms(r.clientLoopDelayMs.p99, 12)} ${ms(r.clientLoopDelayMs.max, 4)} | ${(r.wallMs / 1000).toFixed(1).padStart(4)}`,
+    );
+  }
+  const roles = Object.keys(report.rounds[0]?.cpuPercent ?? {});
+  if (roles.length > 0) {
+    lines.push('');
+    lines.push(`CPU while each round ran, % of one core (${report.machine.cpus * 100} % = the whole machine):`);
+    lines.push(`     N | ${roles.map((role) => role.padStart(13)).join(' ')}`);
+    for (const r of report.rounds) {
+      lines.push(`${String(r.sessions).padStart(6)} | ${roles.map((role) => `${(r.cpuPercent[role] ?? NaN).toFixed(0)} %`.padStart(13)).join(' ')}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Writes the report as JSON (the folder is created when missing). */
+export async function writeReportJson(report: BenchReport, file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+}

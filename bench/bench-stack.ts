@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startGateway, startWorker, type AppProcess, type GatewayProcess } from '../test/support/app-processes.js';
+import { startLlmServerProcess, type LlmServerProcess } from './llm-server-process.js';
+import { loadLocalServices, type MariadbHandle, type RedisHandle } from './local-services.js';
+import type { Teardown } from './teardown.js';
+
+export const BENCH_API_KEY = 'bench-key';
+
+export interface BenchStackOptions {
+  /** DATAAGENT_WORKER_CONCURRENCY: more than the largest N, so no run waits for a slot. */
+  workerConcurrency: number;
+  /** When set, gateway, worker and LLM server write V8 CPU profiles here on exit. */
+  cpuProfileDir?: string;
+  log: (line: string) => void;
+}
+
+/** Everything one bench run talks to, all on loopback. */
+export interface BenchStack {
+  redis: RedisHandle;
+  mariadb: MariadbHandle;
+  llm: LlmServerProcess;
+  gateway: GatewayProcess;
+  worker: AppProcess;
+  /** Process ids by role, for CPU accounting. */
+  pids: Record<string, number>;
+}
+
+/**
+ * Starts Redis and MariaDB (throw-away, non-durable, in a temporary folder), the scripted LLM
+ * server as a process of its own, one gateway and one worker. Each piece registers its stop
+ * with `teardown` as soon as it runs, so a failure later still stops it.
+ */
+export async function startBenchStack(teardown: Teardown, options: BenchStackOptions): Promise<BenchStack> {
+  const { log } = options;
+  const services = await loadLocalServices();
+  await services.ensureServerPackages({ log });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-bench-'));
+  teardown.add('temporary folder', () => rm(dir, { recursive: true, force: true }));
+
+  const [redisStart, mariadbStart] = await Promise.allSettled([
+    services.startRedis({ dir: path.join(dir, 'redis'), persist: false }),
+    services.startMariadb({ dir: path.join(dir, 'mariadb'), database: 'dataagent_bench', user: 'dataagent_bench', password: randomBytes(12).toString('hex'), durable: false }),
+  ]);
+  if (redisStart.status === 'fulfilled') teardown.add('redis', () => redisStart.value.stop());
+  if (mariadbStart.status === 'fulfilled') teardown.add('mariadb', () => mariadbStart.value.stop());
+  if (redisStart.status === 'rejected') throw redisStart.reason;
+  if (mariadbStart.status === 'rejected') throw mariadbStart.reason;
+  const redis = redisStart.value;
+  const mariadb = mariadbStart.value;
+  log(`redis ${redis.url} (${redis.startedInMs} ms), mariadb 127.0.0.1:${mariadb.port} (${mariadb.startedInMs} ms)`);
+
+  const profileEnv = (role: string): NodeJS.ProcessEnv =>
+    options.cpuProfileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(options.cpuProfileDir, role)}` } : {};
+
+  const llm = await startLlmServerProcess(profileEnv('llm'));
+  teardown.add('scripted LLM server', () => llm.stop());
+  log(`scripted LLM server ${llm.baseUrl}`);
+
+  const env: NodeJS.ProcessEnv = {
+    DATAAGENT_REDIS_URL: redis.url,
+    DATAAGENT_MYSQL_HOST: mariadb.host,
+    DATAAGENT_MYSQL_PORT: String(mariadb.port),
+    DATAAGENT_MYSQL_USER: mariadb.user,
+    DATAAGENT_MYSQL_PASSWORD: mariadb.password,
+    DATAAGENT_MYSQL_DATABASE: mariadb.database,
+    DATAAGENT_QUEUE_NAME: 'bench-runs',
+    DATAAGENT_API_KEYS: `${BENCH_API_KEY}:bench:load`,
+    DATAAGENT_MAX_PENDING_RUNS: '1000000',
+    DATAAGENT_WORKER_CONCURRENCY: String(options.workerConcurrency),
+    OPENAI_BASE_URL: llm.baseUrl,
+    OPENAI_API_KEY: 'sk-bench-not-a-real-key',
+    DATAAGENT_MODEL: 'scripted',
+  };
+  // The gateway logs at warn; the worker must stay at info, the level of its "worker ready" line.
+  const gateway = await startGateway({ ...env, DATAAGENT_LOG_LEVEL: 'warn', ...profileEnv('gateway') });
+  teardown.add('gateway', () => gateway.stop());
+  const worker = await startWorker({ ...env, DATAAGENT_WORKER_ID: 'bench-worker', ...profileEnv('worker') });
+  teardown.add('worker', () => worker.stop());
+  log(`gateway ${gateway.url}, worker pid ${worker.proc.pid} (concurrency ${options.workerConcurrency})`);
+
+  return {
+    redis,
+    mariadb,
+    llm,
+    gateway,
+    worker,
+    pids: {
+      gateway: gateway.proc.pid!,
+      worker: worker.proc.pid!,
+      'llm server': llm.proc.pid!,
+      redis: redis.process.pid!,
+      mariadb: mariadb.process.pid!,
+      'bench clients': process.pid,
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { ChildProcess } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { repoRoot } from './repo-paths.js';
+
+/** A server started by scripts/local-services.mjs. */
+export interface LocalServerHandle {
+  process: ChildProcess;
+  startedInMs: number;
+  stop(): Promise<void>;
+}
+
+export interface RedisHandle extends LocalServerHandle {
+  url: string;
+  port: number;
+}
+
+export interface MariadbHandle extends LocalServerHandle {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+  socketPath: string;
+}
+
+/** The part of scripts/local-services.mjs the bench uses, typed (the script ships no declarations). */
+export interface LocalServices {
+  ensureServerPackages(options?: { log?: (line: string) => void }): Promise<void>;
+  startRedis(options: { dir: string; persist?: boolean }): Promise<RedisHandle>;
+  startMariadb(options: { dir: string; database: string; user: string; password: string; durable?: boolean }): Promise<MariadbHandle>;
+}
+
+/** Loads scripts/local-services.mjs from the repository (it is not compiled into dist/). */
+export async function loadLocalServices(): Promise<LocalServices> {
+  const url = pathToFileURL(`${repoRoot}scripts/local-services.mjs`).href;
+  return (await import(url)) as LocalServices;
+}

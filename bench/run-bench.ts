@@ -1,0 +1,151 @@
+/**
+ * End-to-end latency bench: starts the whole system on loopback (Redis, MariaDB, the scripted
+ * LLM server, one gateway, one worker), measures the raw floors of its hops, then N concurrent
+ * Socket.IO chats for each N, and prints request → run_started and per-event delivery overhead
+ * beside the floors and the issue's targets. Figures only: nothing is asserted.
+ *
+ * `npm run bench` (builds first). Knobs, for experiments: BENCH_SIZES=10,100,1000,
+ * BENCH_CHUNKS=50, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
+ * server, written when they stop), BENCH_SKIP_PARSER=1.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
+import { checkTargets, formatReport, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
+import { runChatLoad } from './chat-load.js';
+import { measureClockOffset } from './clock-offset.js';
+import { measureBullmqFloor } from './floor-bullmq.js';
+import { measureRedisPubSubFloor } from './floor-redis-pubsub.js';
+import { measureSocketIoFloor } from './floor-socketio.js';
+import { summarize } from './percentiles.js';
+import { CpuMeter } from './process-cpu.js';
+import { resultsDir } from './repo-paths.js';
+import { Teardown } from './teardown.js';
+
+const SIZES = (process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number).filter((n) => n > 0);
+const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 50);
+const CHUNK_INTERVAL_MS = 100;
+const STAGGER_MS = 1_000;
+const WARMUP_SESSIONS = 50;
+const MESSAGE = `[[stamp]] [[chunks:${CHUNKS}]] [[slow:${CHUNK_INTERVAL_MS}]]`;
+/** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
+const FLOOR_PACE = { total: 2_000, burst: 10, everyMs: 10, warmup: 200 };
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+async function measureFloors(stack: BenchStack): Promise<FloorFigure[]> {
+  log('floor: BullMQ queue.add → Worker processor');
+  const bullmq = await measureBullmqFloor(stack.redis.url, { ...FLOOR_PACE, concurrency: 50 });
+  log('floor: Redis PUBLISH → subscriber');
+  const pubsub = await measureRedisPubSubFloor(stack.redis.url, FLOOR_PACE);
+  log('floor: Socket.IO emit → client');
+  const socketIo = await measureSocketIoFloor({ clients: 100, eventsPerClient: 20, warmupPerClient: 2, intervalMs: CHUNK_INTERVAL_MS });
+  const pace = `n=${FLOOR_PACE.total}, bursts of ${FLOOR_PACE.burst} every ${FLOOR_PACE.everyMs} ms`;
+  return [
+    { name: 'BullMQ queue.add → Worker processor', how: `${pace}, worker concurrency 50, in-process`, latency: summarize(bullmq) },
+    { name: 'Redis PUBLISH → subscriber (ioredis)', how: `${pace}, event-sized JSON, in-process`, latency: summarize(pubsub) },
+    { name: 'Socket.IO emit → client receive', how: '100 clients × 20 events at 10/s, plain server in a child process', latency: summarize(socketIo) },
+  ];
+}
+
+async function runRound(stack: BenchStack, sessions: number): Promise<RoundFigures> {
+  const cpu = new CpuMeter(stack.pids);
+  cpu.start();
+  const result = await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions, message: MESSAGE, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+  const cpuPercent = cpu.stop();
+  return {
+    sessions,
+    completed: result.completed,
+    failed: result.failed,
+    failures: result.failures,
+    runStarted: summarize(result.runStartedMs),
+    perEventOverhead: summarize(result.eventOverheadMs),
+    ack: summarize(result.ackMs),
+    emitToWorkerStart: summarize(result.emitToWorkerStartMs),
+    llmToWorker: summarize(result.llmToWorkerMs),
+    workerToClient: summarize(result.workerToClientMs),
+    connectMs: result.connectMs,
+    wallMs: result.wallMs,
+    clientLoopDelayMs: result.clientLoopDelayMs,
+    cpuPercent,
+  };
+}
+
+/** The parser bench someone else owns, when it is there and built; undefined otherwise. */
+async function runParserBenchIfPresent(): Promise<unknown> {
+  const specifier = './parser-bench.js';
+  let module: { runParserBench?: () => Promise<{ rows?: unknown }> };
+  try {
+    module = (await import(specifier)) as typeof module;
+  } catch {
+    log('parser bench not built; skipped');
+    return undefined;
+  }
+  if (typeof module.runParserBench !== 'function') return undefined;
+  log('parser bench (StreamingToolActionDetector)');
+  return module.runParserBench();
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const teardown = new Teardown();
+  const interrupt = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping everything`);
+    void teardown.runAll(log).then(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+
+  const report: BenchReport = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown', node: process.version },
+    workload: { message: MESSAGE, chunks: CHUNKS, chunkIntervalMs: CHUNK_INTERVAL_MS, staggerMs: STAGGER_MS, warmupSessions: WARMUP_SESSIONS },
+    clockOffset: { offsetMs: NaN, rttMs: NaN },
+    floors: [],
+    rounds: [],
+    targets: [],
+  };
+  let exitCode = 0;
+  try {
+    const stack = await startBenchStack(teardown, {
+      workerConcurrency: Math.max(1_100, ...SIZES.map((n) => n + 100)),
+      cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined,
+      log,
+    });
+    report.clockOffset = await measureClockOffset();
+    report.floors = await measureFloors(stack);
+
+    log(`warm-up: ${WARMUP_SESSIONS} sessions`);
+    await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions: WARMUP_SESSIONS, message: MESSAGE, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+    for (const sessions of SIZES) {
+      await sleep(1_000); // let the previous round's archive writes and unsubscribes finish
+      log(`N = ${sessions}`);
+      report.rounds.push(await runRound(stack, sessions));
+    }
+    report.targets = checkTargets(report.rounds);
+  } catch (err) {
+    exitCode = 1;
+    log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  } finally {
+    log('stopping the stack');
+    await teardown.runAll(log);
+  }
+
+  if (report.rounds.length > 0 || report.floors.length > 0) console.log(`\n${formatReport(report)}\n`);
+  if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {
+    try {
+      report.parserBench = await runParserBenchIfPresent();
+      if (report.parserBench) console.log(`Parser bench: ${JSON.stringify(report.parserBench)}\n`);
+    } catch (err) {
+      log(`parser bench failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  report.durationSeconds = (Date.now() - started) / 1000;
+  const file = path.join(resultsDir, 'latest.json');
+  await writeReportJson(report, file);
+  log(`figures written to ${path.relative(process.cwd(), file) || file}; bench took ${report.durationSeconds.toFixed(0)} s`);
+  return exitCode;
+}
+
+process.exitCode = await main();

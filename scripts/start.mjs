@@ -1,0 +1,316 @@
+/**
+ * `npm start`: the whole of DataAgent on one machine, from a fresh clone.
+ *
+ * Installs dependencies when missing, builds, starts a local Redis and MariaDB from the
+ * machine's packages unless DATAAGENT_REDIS_URL / DATAAGENT_MYSQL_HOST point elsewhere (data in
+ * `.data/`, so history survives a restart), then runs one gateway and one worker with their
+ * logs prefixed. Flags after `npm start --` go to both (`--port 9000`, `--log-level debug`).
+ *
+ * Two processes: this one (in the terminal's process group) installs and builds, then starts
+ * a supervisor in its own process group. A terminal Ctrl-C reaches every process of the
+ * foreground group, and redis-server shuts down on SIGINT: outside that group, the supervisor
+ * can stop things in order instead (gateway and worker drain first, then MariaDB and Redis).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const self = fileURLToPath(import.meta.url);
+const SUPERVISOR_MARK = 'DATAAGENT_START_SUPERVISOR';
+const DATA_DIR = path.join(root, '.data');
+/** How long a gateway or worker may take to drain after SIGTERM before it is killed. */
+const APP_STOP_GRACE_MS = 10_000;
+const TAIL_LINES = 20;
+
+const say = (line) => process.stdout.write(`[dataagent] ${line}\n`);
+const complain = (line) => process.stderr.write(`[dataagent] ${line}\n`);
+
+if (process.env[SUPERVISOR_MARK] === '1') await supervise();
+else launch();
+
+// ---------------------------------------------------------------------------------------------
+// Foreground: install, build, hand over to the supervisor and relay signals to it.
+
+function launch() {
+  run(process.execPath, [path.join(root, 'scripts/ensure-install.mjs')], 'installing dependencies failed');
+  say('building (npm run build)...');
+  run('npm', ['run', 'build', '--silent'], 'the build failed (see the compiler output above)');
+
+  const supervisor = spawn(process.execPath, [self, ...process.argv.slice(2)], {
+    cwd: root,
+    detached: true,
+    // The IPC channel closes when this process dies, however it dies: the supervisor then stops everything.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [SUPERVISOR_MARK]: '1' },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => supervisor.kill('SIGTERM'));
+  }
+  supervisor.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+/** Runs a setup command in the foreground; exits with a message when it fails. */
+function run(command, args, failure) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    complain(`${failure}${result.error ? `: ${result.error.message}` : ''}`);
+    process.exit(result.status || 1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Supervisor: services, gateway, worker, ordered shutdown.
+
+async function supervise() {
+  // Imported here: they need node_modules and dist/, which the foreground has just made.
+  const { ConfigError, flagName, loadConfig, parseFlags } = await import('#core/config/env.js');
+  const { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, WorkerConfig } = await import('#core/config/settings.js');
+  const { describeChatModel } = await import('#llm/create-chat-model.js');
+  const services = await import('./local-services.mjs');
+
+  const argv = process.argv.slice(2);
+  const flags = parseFlags(argv);
+  const env = { ...process.env };
+  delete env[SUPERVISOR_MARK];
+  /** A setting as the apps will see it: flag first, then environment; '' counts as unset. */
+  const given = (variable) => {
+    const value = flags.get(flagName(variable)) ?? env[variable];
+    return value === undefined || value === '' ? undefined : value;
+  };
+
+  /** @type {{ name: string, stop: () => Promise<void> }[]} */
+  const started = [];
+  /** @type {Map<string, AppChild>} */
+  const apps = new Map();
+  let stopping = false;
+  /** Settles once the services being started are up (or failed), so a shutdown can stop them. */
+  let servicesStarting = Promise.resolve();
+
+  /** Stops the apps (drain), then the services, then exits. Safe to call more than once. */
+  const shutdown = async (code) => {
+    if (stopping) return;
+    stopping = true;
+    if (apps.size > 0) say(`stopping ${[...apps.keys()].join(' and ')}...`);
+    await Promise.all([...apps.values()].map((app) => app.stop()));
+    await servicesStarting;
+    await stopServices();
+    process.exit(code);
+  };
+  const stopServices = async () => {
+    if (started.length > 0) say(`stopping ${started.map((s) => s.name).join(' and ')}...`);
+    await Promise.all(
+      started.splice(0).map((s) => s.stop().catch((err) => complain(`stopping ${s.name} failed: ${err.message}`))),
+    );
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void shutdown(0));
+  process.on('disconnect', () => void shutdown(0));
+
+  // Quick-start defaults: loopback only, port 8000, and no keys needed unless some are configured.
+  if (!given('DATAAGENT_HOST')) env.DATAAGENT_HOST = '127.0.0.1';
+  if (!given('DATAAGENT_PORT')) env.DATAAGENT_PORT = '8000';
+  const authDefaulted = !given('DATAAGENT_API_KEYS') && !given('DATAAGENT_AUTH_DISABLED');
+  if (authDefaulted) env.DATAAGENT_AUTH_DISABLED = 'true';
+
+  // Validate now, so a typo fails in a second rather than after MariaDB has started.
+  let server;
+  let llm;
+  try {
+    server = loadConfig(ServerConfig, env, argv);
+    loadConfig(RedisConfig, env, argv);
+    loadConfig(MysqlConfig, env, argv);
+    loadConfig(WorkerConfig, env, argv);
+    llm = loadConfig(LlmConfig, env, argv);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    complain(err.message);
+    process.exit(2);
+  }
+  if (server.sessionStore === 'memory') {
+    complain('DATAAGENT_SESSION_STORE=memory keeps history inside one process, but npm start runs the gateway and the worker as two processes: use mysql (the default).');
+    process.exit(2);
+  }
+  if (server.port !== 0 && (await portInUse(server.host, server.port))) {
+    complain(`port ${server.port} on ${server.host} is already in use (is DataAgent already running?). Stop what holds it, or choose another port: DATAAGENT_PORT=8001 npm start, or npm start -- --port 8001`);
+    process.exit(1);
+  }
+
+  try {
+    const needRedis = !given('DATAAGENT_REDIS_URL');
+    const needMysql = !given('DATAAGENT_MYSQL_HOST');
+    if (needRedis || needMysql) await services.ensureServerPackages();
+    const redis = needRedis ? startService('redis', () => services.startRedis({ dir: path.join(DATA_DIR, 'redis'), persist: true })) : undefined;
+    const mariadb = needMysql
+      ? startService('mariadb', async () =>
+          services.startMariadb({
+            dir: path.join(DATA_DIR, 'mariadb'),
+            database: 'dataagent',
+            user: 'dataagent',
+            password: await mysqlPassword(path.join(DATA_DIR, 'mysql-password')),
+            durable: true,
+          }),
+        )
+      : undefined;
+    servicesStarting = Promise.allSettled([redis, mariadb]);
+    const [redisHandle, mariadbHandle] = await Promise.all([redis, mariadb]);
+    if (redisHandle) {
+      env.DATAAGENT_REDIS_URL = redisHandle.url;
+      say(`redis on 127.0.0.1:${redisHandle.port} (data in .data/redis)`);
+    }
+    if (mariadbHandle) {
+      Object.assign(env, {
+        DATAAGENT_MYSQL_HOST: mariadbHandle.host,
+        DATAAGENT_MYSQL_PORT: String(mariadbHandle.port),
+        DATAAGENT_MYSQL_USER: mariadbHandle.user,
+        DATAAGENT_MYSQL_PASSWORD: mariadbHandle.password,
+        DATAAGENT_MYSQL_DATABASE: mariadbHandle.database,
+      });
+      say(`mariadb on 127.0.0.1:${mariadbHandle.port}, database dataagent (data in .data/mariadb, password in .data/mysql-password)`);
+    }
+  } catch (err) {
+    if (stopping) return;
+    stopping = true;
+    complain(`could not start the local services: ${err instanceof Error ? err.message : err}`);
+    await servicesStarting;
+    await stopServices();
+    process.exit(1);
+  }
+  if (stopping) return;
+
+  /** Starts a service and registers it for shutdown, also when a Ctrl-C came in meanwhile. */
+  async function startService(name, start) {
+    const handle = await start();
+    started.push({ name, stop: handle.stop });
+    return handle;
+  }
+
+  const onExit = (app, code, signal) => {
+    apps.delete(app.name);
+    if (stopping) return;
+    complain(`${app.name} exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); its last lines:`);
+    for (const line of app.tail) process.stderr.write(`  ${line}\n`);
+    void shutdown(code || 1);
+  };
+  const gateway = startApp('gateway', 'dist/apps/gateway/src/main.js', argv, env, (json) => json.msg === 'gateway listening', onExit);
+  const worker = startApp('worker', 'dist/apps/worker/src/main.js', argv, env, (json) => json.msg === 'worker ready', onExit);
+  apps.set('gateway', gateway);
+  apps.set('worker', worker);
+
+  const [listening] = await Promise.all([gateway.ready, worker.ready]);
+  if (stopping) return;
+  const url = String(listening.url);
+  const keyHeader = authDefaulted || server.authDisabled ? '' : ` -H "x-api-key: $DATAAGENT_KEY"`;
+  say(`ready at ${url} (REST ${url}/api/v1, Socket.IO namespace /chat)`);
+  say(`LLM: ${describeChatModel(llm)}`);
+  if (authDefaulted) {
+    say('WARNING: authentication is off for this local quick start (DATAAGENT_AUTH_DISABLED=true); to require keys, set DATAAGENT_API_KEYS=key or key:tenant:user[:role] (comma-separated) and send X-API-Key.');
+  }
+  say('try it:');
+  process.stdout.write(`  curl -s -X POST ${url}/api/v1/chat -H 'content-type: application/json'${keyHeader} -d '{"message":"hello"}'\n`);
+  say('Ctrl-C stops everything.');
+}
+
+/**
+ * @typedef {object} AppChild
+ * @property {string} name
+ * @property {Promise<Record<string, unknown>>} ready Resolves with the JSON line that says it is ready.
+ * @property {string[]} tail Its last log lines, for the report when it dies.
+ * @property {() => Promise<void>} stop SIGTERM, SIGKILL after APP_STOP_GRACE_MS; resolves once it has exited.
+ */
+
+/**
+ * Spawns a gateway or worker, prints its log lines with a `[name]` prefix, and reports
+ * readiness from the first JSON line `isReady` accepts.
+ *
+ * @returns {AppChild}
+ */
+function startApp(name, script, argv, env, isReady, onExit) {
+  const child = spawn(process.execPath, [path.join(root, script), ...argv], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  process.once('exit', () => child.kill('SIGKILL'));
+  /** @type {AppChild} */
+  const app = { name, tail: [], ready: undefined, stop: undefined };
+  let markReady;
+  app.ready = new Promise((resolve) => (markReady = resolve));
+
+  for (const [stream, out] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+    createInterface({ input: stream }).on('line', (line) => {
+      const json = parseJson(line);
+      const shown = json ? compact(json) : line;
+      app.tail.push(shown);
+      if (app.tail.length > TAIL_LINES) app.tail.shift();
+      out.write(`[${name}] ${shown}\n`);
+      if (json && isReady(json)) markReady(json);
+    });
+  }
+  child.once('exit', (code, signal) => onExit(app, code, signal));
+  app.stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      complain(`${name} did not stop within ${APP_STOP_GRACE_MS / 1000} s; killing it`);
+      child.kill('SIGKILL');
+    }, APP_STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+  return app;
+}
+
+function parseJson(line) {
+  if (!line.startsWith('{')) return null;
+  try {
+    const value = JSON.parse(line);
+    return value && typeof value === 'object' && typeof value.msg === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+/** Fields every line carries; the rest is worth showing. */
+const NOISE = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'service', 'worker_id', 'req', 'res', 'err', 'responseTime', 'request_id', 'reqId']);
+
+/** A pino line as `LEVEL message key=value ...`: level only when not info, nested objects left out. */
+function compact(json) {
+  const parts = [];
+  if (LEVELS[json.level]) parts.push(LEVELS[json.level]);
+  parts.push(json.msg);
+  if (json.req && json.res) parts.push(`${json.req.method} ${json.req.url} → ${json.res.statusCode} in ${json.responseTime} ms`);
+  for (const [key, value] of Object.entries(json)) {
+    if (NOISE.has(key) || value === null || typeof value === 'object') continue;
+    parts.push(`${key}=${value}`);
+  }
+  if (json.err) parts.push(`error: ${json.err.message ?? JSON.stringify(json.err)}`);
+  return parts.join(' ');
+}
+
+/** True when something already listens on host:port. */
+function portInUse(host, port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => resolve(err.code === 'EADDRINUSE'));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(false)));
+  });
+}
+
+/** The local MariaDB user's password: generated on the first start, then read from `file` (mode 600). */
+async function mysqlPassword(file) {
+  let password = '';
+  try {
+    password = (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  if (!password) {
+    password = randomBytes(24).toString('base64url');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, `${password}\n`, { mode: 0o600 });
+  }
+  await chmod(file, 0o600);
+  return password;
+}
