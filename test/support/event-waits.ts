@@ -1,0 +1,47 @@
+import type { Socket } from 'socket.io-client';
+import type { EventDict } from '#core/events/execution-event.js';
+
+/** Collects every event a socket receives, and resolves waits on them as they arrive. */
+export class EventCollector {
+  readonly events: EventDict[] = [];
+  private readonly waiters: Array<{ match: (e: EventDict) => boolean; resolve: (e: EventDict) => void }> = [];
+
+  constructor(socket: Socket) {
+    socket.on('event', (event: EventDict) => {
+      this.events.push(event);
+      for (const w of [...this.waiters]) {
+        if (w.match(event)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(event);
+        }
+      }
+    });
+  }
+
+  /** The first event (already received or future) that matches. */
+  next(match: (e: EventDict) => boolean, timeoutMs = 30_000): Promise<EventDict> {
+    const seen = this.events.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`event not seen in ${timeoutMs} ms; have ${this.events.map((e) => e.event_type).join(',')}`)), timeoutMs);
+      this.waiters.push({ match, resolve: (e) => (clearTimeout(timer), resolve(e)) });
+    });
+  }
+
+  ofRun(runId: string): EventDict[] {
+    return this.events.filter((e) => e.run_id === runId);
+  }
+
+  done(runId: string, timeoutMs?: number): Promise<EventDict> {
+    return this.next((e) => e.run_id === runId && e.event_type === 'done', timeoutMs);
+  }
+}
+
+/** Sends a chat and returns its ack ({ok, session_id, run_id}). */
+export function sendChat(socket: Socket, payload: Record<string, unknown>): Promise<{ ok: boolean; session_id: string; run_id: string; error_code?: string }> {
+  return socket.timeout(30_000).emitWithAck('message', { type: 'chat', payload });
+}
+
+export function sendMessage(socket: Socket, type: string, payload: Record<string, unknown>): Promise<Record<string, any>> {
+  return socket.timeout(30_000).emitWithAck('message', { type, payload });
+}
