@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClockOffset } from './clock-offset.js';
 import type { LatencySummary } from './percentiles.js';
+import type { CpuUse } from './process-cpu.js';
 
 export interface FloorFigure {
   name: string;
@@ -23,8 +24,8 @@ export interface RoundFigures {
   connectMs: number;
   wallMs: number;
   clientLoopDelayMs: { p50: number; p99: number; max: number };
-  /** Percent of one core per process while the round ran. */
-  cpuPercent: Record<string, number>;
+  /** Percent of one core per process while the round ran: average and busiest second. */
+  cpu: Record<string, CpuUse>;
 }
 
 export interface TargetCheck {
@@ -100,7 +101,7 @@ export function formatReport(report: BenchReport): string {
   }
   lines.push('');
   lines.push('Where the time goes (worker-side `timestamp` of events is Date.now(), ms resolution, truncated: splits are ±1 ms):');
-  lines.push('     N |  ack (submitted) | emit→worker run_started | LLM stamp→worker event | worker event→client | client loop delay | wall');
+  lines.push('     N |  ack (submitted) | emit→worker run_started | LLM stamp→worker event | worker event→client | client loop lag  | wall');
   lines.push('       |      p50     p99 |          p50        p99 |          p50       p99 |        p50      p99 |          p99  max |    s');
   for (const r of report.rounds) {
     lines.push(
@@ -108,13 +109,14 @@ export function formatReport(report: BenchReport): string {
         `${ms(r.clientLoopDelayMs.p99, 12)} ${ms(r.clientLoopDelayMs.max, 4)} | ${(r.wallMs / 1000).toFixed(1).padStart(4)}`,
     );
   }
-  const roles = Object.keys(report.rounds[0]?.cpuPercent ?? {});
+  const roles = Object.keys(report.rounds[0]?.cpu ?? {});
   if (roles.length > 0) {
     lines.push('');
-    lines.push(`CPU while each round ran, % of one core (${report.machine.cpus * 100} % = the whole machine):`);
+    lines.push(`CPU while each round ran, % of one core, average / busiest second (${report.machine.cpus * 100} % = the whole machine):`);
     lines.push(`     N | ${roles.map((role) => role.padStart(13)).join(' ')}`);
     for (const r of report.rounds) {
-      lines.push(`${String(r.sessions).padStart(6)} | ${roles.map((role) => `${(r.cpuPercent[role] ?? NaN).toFixed(0)} %`.padStart(13)).join(' ')}`);
+      const cell = (role: string) => `${(r.cpu[role]?.average ?? NaN).toFixed(0)} / ${(r.cpu[role]?.peak ?? NaN).toFixed(0)}`.padStart(13);
+      lines.push(`${String(r.sessions).padStart(6)} | ${roles.map(cell).join(' ')}`);
     }
   }
   return lines.join('\n');

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startGateway, startWorker, type AppProcess, type GatewayProcess } from '../test/support/app-processes.js';
 import { startLlmServerProcess, type LlmServerProcess } from './llm-server-process.js';
 import { loadLocalServices, type MariadbHandle, type RedisHandle } from './local-services.js';
@@ -12,7 +13,7 @@ export const BENCH_API_KEY = 'bench-key';
 export interface BenchStackOptions {
   /** DATAAGENT_WORKER_CONCURRENCY: more than the largest N, so no run waits for a slot. */
   workerConcurrency: number;
-  /** When set, gateway, worker and LLM server write V8 CPU profiles here on exit. */
+  /** When set, gateway, worker and LLM server write V8 CPU profiles here (`<role>.cpuprofile`) on exit. */
   cpuProfileDir?: string;
   log: (line: string) => void;
 }
@@ -52,8 +53,14 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
   const mariadb = mariadbStart.value;
   log(`redis ${redis.url} (${redis.startedInMs} ms), mariadb 127.0.0.1:${mariadb.port} (${mariadb.startedInMs} ms)`);
 
+  if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
   const profileEnv = (role: string): NodeJS.ProcessEnv =>
-    options.cpuProfileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(options.cpuProfileDir, role)}` } : {};
+    options.cpuProfileDir
+      ? {
+          NODE_OPTIONS: `--import=${pathToFileURL(fileURLToPath(new URL('./cpu-profile-hook.js', import.meta.url))).href}`,
+          BENCH_CPU_PROFILE_OUT: path.join(options.cpuProfileDir, `${role}.cpuprofile`),
+        }
+      : {};
 
   const llm = await startLlmServerProcess(profileEnv('llm'));
   teardown.add('scripted LLM server', () => llm.stop());

@@ -9,6 +9,9 @@ const TICKS_PER_SECOND = (() => {
   }
 })();
 
+const SAMPLE_EVERY_MS = 250;
+const PEAK_WINDOW_SAMPLES = 4; // 1 s
+
 /** CPU seconds (user + system) a process has used so far, from /proc; NaN once it is gone. */
 function cpuSeconds(pid: number): number {
   try {
@@ -21,29 +24,76 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** CPU seconds the whole machine has been busy (all cores, everything but idle and iowait), from /proc/stat. */
+function machineBusySeconds(): number {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+    const idle = ticks[3]! + ticks[4]!;
+    // steal, guest and guest_nice (8 and on) are not time this machine's processes ran.
+    const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+    return (total - idle - ticks[7]!) / TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The role under which {@link CpuMeter} reports what processes outside its list used. */
+export const OTHER_PROCESSES = 'other procs';
+
+/** A process's CPU use over an interval, as a percentage of one core (200 % = both cores of a 2-core machine). */
+export interface CpuUse {
+  average: number;
+  /** The busiest 1-second window. */
+  peak: number;
+}
+
 /**
- * Measures how busy each process was over an interval, as a percentage of one core
- * (200 % is both cores of a 2-core machine). Linux only.
+ * Measures how busy each process was over an interval, from /proc (Linux only), sampling
+ * every 250 ms so a short saturated burst shows even when the average is low. Also reports
+ * what all other processes of the machine used ({@link OTHER_PROCESSES}).
  */
 export class CpuMeter {
-  private startedAt = 0;
-  private readonly baseline = new Map<string, number>();
+  private readonly samples: Array<{ at: number; seconds: Map<string, number> }> = [];
+  private timer?: NodeJS.Timeout;
 
   /** @param pids Process ids by role. */
   constructor(private readonly pids: Record<string, number>) {}
 
   start(): void {
-    this.startedAt = performance.now();
-    for (const [role, pid] of Object.entries(this.pids)) this.baseline.set(role, cpuSeconds(pid));
+    this.sample();
+    this.timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
   }
 
-  /** @returns Percent of one core per role since {@link start}. */
-  stop(): Record<string, number> {
-    const seconds = (performance.now() - this.startedAt) / 1000;
-    const usage: Record<string, number> = {};
-    for (const [role, pid] of Object.entries(this.pids)) {
-      usage[role] = ((cpuSeconds(pid) - this.baseline.get(role)!) / seconds) * 100;
+  /** @returns CPU use per role since {@link start}. */
+  stop(): Record<string, CpuUse> {
+    clearInterval(this.timer);
+    this.sample();
+    const first = this.samples[0]!;
+    const last = this.samples.at(-1)!;
+    const percent = (role: string, from: typeof first, to: typeof first) =>
+      ((to.seconds.get(role)! - from.seconds.get(role)!) / ((to.at - from.at) / 1000)) * 100;
+    const usage: Record<string, CpuUse> = {};
+    for (const role of [...Object.keys(this.pids), OTHER_PROCESSES]) {
+      let peak = NaN;
+      for (let i = 0; i + PEAK_WINDOW_SAMPLES < this.samples.length; i++) {
+        const value = percent(role, this.samples[i]!, this.samples[i + PEAK_WINDOW_SAMPLES]!);
+        if (!(value <= peak)) peak = value;
+      }
+      usage[role] = { average: percent(role, first, last), peak };
     }
     return usage;
+  }
+
+  private sample(): void {
+    const seconds = new Map<string, number>();
+    let ours = 0;
+    for (const [role, pid] of Object.entries(this.pids)) {
+      const used = cpuSeconds(pid);
+      seconds.set(role, used);
+      ours += used;
+    }
+    // Everything else on the machine (other users' builds and tests) competes for the same cores.
+    seconds.set(OTHER_PROCESSES, machineBusySeconds() - ours);
+    this.samples.push({ at: performance.now(), seconds });
   }
 }

@@ -6,7 +6,7 @@
  *
  * `npm run bench` (builds first). Knobs, for experiments: BENCH_SIZES=10,100,1000,
  * BENCH_CHUNKS=50, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
- * server, written when they stop), BENCH_SKIP_PARSER=1.
+ * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -53,7 +53,7 @@ async function runRound(stack: BenchStack, sessions: number): Promise<RoundFigur
   const cpu = new CpuMeter(stack.pids);
   cpu.start();
   const result = await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions, message: MESSAGE, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
-  const cpuPercent = cpu.stop();
+  const cpuUse = cpu.stop();
   return {
     sessions,
     completed: result.completed,
@@ -68,7 +68,7 @@ async function runRound(stack: BenchStack, sessions: number): Promise<RoundFigur
     connectMs: result.connectMs,
     wallMs: result.wallMs,
     clientLoopDelayMs: result.clientLoopDelayMs,
-    cpuPercent,
+    cpu: cpuUse,
   };
 }
 

@@ -30,9 +30,6 @@ const TAIL_LINES = 20;
 const say = (line) => process.stdout.write(`[dataagent] ${line}\n`);
 const complain = (line) => process.stderr.write(`[dataagent] ${line}\n`);
 
-if (process.env[SUPERVISOR_MARK] === '1') await supervise();
-else launch();
-
 // ---------------------------------------------------------------------------------------------
 // Foreground: install, build, hand over to the supervisor and relay signals to it.
 
@@ -51,6 +48,12 @@ function launch() {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => supervisor.kill('SIGTERM'));
   }
+  // `kill <npm pid>` reaches npm's `sh -c`, which dies without passing the signal on, and leaves
+  // this process orphaned. Node has no parent-death event, so look at the parent pid now and then.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) supervisor.kill('SIGTERM');
+  }, 1_000).unref();
   supervisor.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
@@ -69,7 +72,7 @@ function run(command, args, failure) {
 async function supervise() {
   // Imported here: they need node_modules and dist/, which the foreground has just made.
   const { ConfigError, flagName, loadConfig, parseFlags } = await import('#core/config/env.js');
-  const { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, WorkerConfig } = await import('#core/config/settings.js');
+  const settings = await import('#core/config/settings.js');
   const { describeChatModel } = await import('#llm/create-chat-model.js');
   const services = await import('./local-services.mjs');
 
@@ -99,6 +102,7 @@ async function supervise() {
     await Promise.all([...apps.values()].map((app) => app.stop()));
     await servicesStarting;
     await stopServices();
+    say(code === 0 ? 'stopped' : `stopped (exit code ${code})`);
     process.exit(code);
   };
   const stopServices = async () => {
@@ -115,19 +119,26 @@ async function supervise() {
   if (!given('DATAAGENT_PORT')) env.DATAAGENT_PORT = '8000';
   const authDefaulted = !given('DATAAGENT_API_KEYS') && !given('DATAAGENT_AUTH_DISABLED');
   if (authDefaulted) env.DATAAGENT_AUTH_DISABLED = 'true';
+  // Users' files (the file and shell tools) stay with the rest of the local data.
+  if (!env.DATAAGENT_WORKSPACE_ROOT) env.DATAAGENT_WORKSPACE_ROOT = path.join(DATA_DIR, 'workspaces', '{user_id}');
 
   // Validate now, so a typo fails in a second rather than after MariaDB has started.
-  let server;
-  let llm;
-  try {
-    server = loadConfig(ServerConfig, env, argv);
-    loadConfig(RedisConfig, env, argv);
-    loadConfig(MysqlConfig, env, argv);
-    loadConfig(WorkerConfig, env, argv);
-    llm = loadConfig(LlmConfig, env, argv);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    complain(err.message);
+  const problems = [];
+  const load = (ctor) => {
+    try {
+      return loadConfig(ctor, env, argv);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems.filter((p) => !problems.includes(p)));
+      return undefined;
+    }
+  };
+  // Every config class the apps load (server, redis, mysql, llm, worker, tools, ...).
+  const loaded = new Map(Object.values(settings).filter((v) => typeof v === 'function').map((ctor) => [ctor, load(ctor)]));
+  const server = loaded.get(settings.ServerConfig);
+  const llm = loaded.get(settings.LlmConfig);
+  if (problems.length > 0) {
+    complain(new ConfigError(problems).message);
     process.exit(2);
   }
   if (server.sessionStore === 'memory') {
@@ -174,7 +185,9 @@ async function supervise() {
   } catch (err) {
     if (stopping) return;
     stopping = true;
-    complain(`could not start the local services: ${err instanceof Error ? err.message : err}`);
+    const message = err instanceof Error ? err.message : String(err);
+    complain(`could not start the local services: ${message}`);
+    if (message.includes('from an earlier start')) complain('is npm start already running in this folder? Stop it with Ctrl-C first.');
     await servicesStarting;
     await stopServices();
     process.exit(1);
@@ -203,8 +216,8 @@ async function supervise() {
   const [listening] = await Promise.all([gateway.ready, worker.ready]);
   if (stopping) return;
   const url = String(listening.url);
-  const keyHeader = authDefaulted || server.authDisabled ? '' : ` -H "x-api-key: $DATAAGENT_KEY"`;
-  say(`ready at ${url} (REST ${url}/api/v1, Socket.IO namespace /chat)`);
+  const keyHeader = authDefaulted || server.authDisabled ? '' : ` -H 'x-api-key: <one of DATAAGENT_API_KEYS>'`;
+  say(`ready at ${url}: REST under /api/v1, Socket.IO namespace /chat, WebSocket /ws/chat/{session_id}`);
   say(`LLM: ${describeChatModel(llm)}`);
   if (authDefaulted) {
     say('WARNING: authentication is off for this local quick start (DATAAGENT_AUTH_DISABLED=true); to require keys, set DATAAGENT_API_KEYS=key or key:tenant:user[:role] (comma-separated) and send X-API-Key.');
@@ -243,7 +256,7 @@ function startApp(name, script, argv, env, isReady, onExit) {
       const shown = json ? compact(json) : line;
       app.tail.push(shown);
       if (app.tail.length > TAIL_LINES) app.tail.shift();
-      out.write(`[${name}] ${shown}\n`);
+      if (!(json && isBootChatter(json))) out.write(`[${name}] ${shown}\n`);
       if (json && isReady(json)) markReady(json);
     });
   }
@@ -270,6 +283,10 @@ function parseJson(line) {
     return null;
   }
 }
+
+/** Nest's info lines about wiring modules and routes: one per route, at every start. */
+const BOOT_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'WebSocketsController', 'NestApplication']);
+const isBootChatter = (json) => json.level === 30 && BOOT_CONTEXTS.has(json.context);
 
 const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 /** Fields every line carries; the rest is worth showing. */
@@ -314,3 +331,7 @@ async function mysqlPassword(file) {
   await chmod(file, 0o600);
   return password;
 }
+
+// Last, so that every constant above is initialised before either half runs.
+if (process.env[SUPERVISOR_MARK] === '1') await supervise();
+else launch();

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
@@ -9,8 +9,15 @@ import { ChatRequestDto } from './dto/chat-request.dto.js';
 
 /** Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID resumes. */
 @Controller()
-export class EventStreamController {
+export class EventStreamController implements OnApplicationShutdown {
+  /** Open streams, ended on shutdown so the gateway can stop; clients resume elsewhere by Last-Event-ID. */
+  private readonly open = new Set<() => void>();
+
   constructor(private readonly chat: ChatService) {}
+
+  onApplicationShutdown(): void {
+    for (const end of [...this.open]) end();
+  }
 
   /** Runs one chat turn and streams its events as text/event-stream until done. */
   @Post('chat/stream')
@@ -41,9 +48,11 @@ export class EventStreamController {
     const end = () => {
       if (ended) return;
       ended = true;
+      this.open.delete(end);
       stop?.();
       res.end();
     };
+    this.open.add(end);
     const write = (event: EventDict) => {
       if (ended) return;
       res.write(`id: ${event.run_id}:${event.seq}\nevent: ${event.event_type}\ndata: ${JSON.stringify(event)}\n\n`);

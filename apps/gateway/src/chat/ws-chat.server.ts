@@ -42,7 +42,11 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = new URL(req.url ?? '/', 'http://gateway').pathname;
       if (!path.startsWith('/ws/')) return; // Socket.IO handles its own path
-      this.wss.handleUpgrade(req, socket, head, (ws) => void this.accept(ws, req));
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        // noServer mode emits no 'connection' itself; the heartbeat relies on it.
+        this.wss.emit('connection', ws, req);
+        void this.accept(ws, req);
+      });
     });
     const alive = new WeakMap<WebSocket, boolean>();
     this.wss.on('connection', (ws) => {
@@ -71,6 +75,10 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private async accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
+    // Messages sent right after the upgrade wait here until the caller is checked.
+    const early: Array<{ data: unknown; isBinary: boolean }> = [];
+    let onMessage = (data: unknown, isBinary: boolean) => void early.push({ data, isBinary });
+    ws.on('message', (data, isBinary) => onMessage(data, isBinary));
     const url = new URL(req.url ?? '/', 'http://gateway');
     const match = PATH.exec(url.pathname);
     if (!match) return ws.close(WS_CLOSE.notFound, 'unknown path: use /ws/chat/{session_id}');
@@ -88,9 +96,11 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(body));
     };
     const connection = new ChatConnection(this.chat, this.control, caller, { event: send, pong: (body) => send({ type: 'pong', ...body }) }, this.logger, sessionId);
-    ws.on('message', (data, isBinary) => {
-      void connection.handle(isBinary ? data : data.toString()).then((ack) => send({ type: 'ack', ...ack }));
-    });
+    onMessage = (data, isBinary) => {
+      const raw = isBinary ? data : Buffer.isBuffer(data) ? data.toString() : String(data);
+      void connection.handle(raw).then((ack) => send({ type: 'ack', ...ack }));
+    };
+    for (const m of early.splice(0)) onMessage(m.data, m.isBinary);
     ws.on('close', () => connection.close());
     ws.on('error', () => connection.close());
   }

@@ -58,6 +58,8 @@ export class ControlService {
     if (await this.queue.removeWaiting(runId)) {
       await this.store.runs.markFinished(runId, 'cancelled', 'cancelled while queued');
       await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
+      // No worker saw this run: archive its short log here.
+      await this.store.events.appendBatch(runId, await this.log.range(runId, 0));
       return true;
     }
     await this.bus.publish({ type: 'cancel', run_id: runId });

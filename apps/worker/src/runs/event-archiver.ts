@@ -26,6 +26,7 @@ export class EventArchiver {
     const events = this.buffers.get(runId);
     if (!events?.length) return;
     this.buffers.delete(runId);
+    events.sort((a, b) => a.seq - b.seq);
     try {
       await this.archive.appendBatch(runId, events);
     } catch (first) {

@@ -79,8 +79,15 @@ export class RunRunner {
     };
 
     try {
-      if (!(await publish(new RunStartedEvent(envelope, workerId))) && sealed) return 'finished';
-      const [, records] = await Promise.all([store.runs.markStarted(job.runId), store.messages.list(job.sessionId, { limit: 10_000, offset: 0 })]);
+      const started = await publish(new RunStartedEvent(envelope, workerId));
+      if (!started && sealed) return 'finished';
+      const [, records, earlier] = await Promise.all([
+        store.runs.markStarted(job.runId),
+        store.messages.list(job.sessionId, { limit: 10_000, offset: 0 }),
+        log.range(job.runId, 0),
+      ]);
+      // The gateway's run_queued is archived with the worker's events.
+      for (const event of earlier) if (started && event.seq < started.seq) archiver.add(event);
       const executor = agents.create(job.assistantId, this.deps.hitlFor ? { hitl: this.deps.hitlFor(caller) } : {});
       const events = executor.execute(job.message, job.sessionId, {
         runId: job.runId,
