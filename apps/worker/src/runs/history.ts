@@ -1,10 +1,14 @@
 import type { ChatMessage, ToolCallRequest } from '#core/llm/chat-model.js';
 import type { MessageRecord, NewMessage } from '#core/session/session-store.js';
 
-/** The conversation before `runId`'s user message, as model messages. */
+/**
+ * The conversation `runId` continues, as model messages: everything stored except this
+ * run's own messages and the user messages of runs queued after it. Answers of earlier
+ * runs stored after this run's user message (DATAAGENT_MULTITASK=enqueue) are kept.
+ */
 export function historyBefore(records: MessageRecord[], runId: string): ChatMessage[] {
-  const end = records.findIndex((r) => r.runId === runId && r.role === 'user');
-  return (end === -1 ? records : records.slice(0, end)).map(toChatMessage);
+  const own = records.findIndex((r) => r.runId === runId && r.role === 'user');
+  return records.filter((r, i) => r.runId !== runId && !(own !== -1 && i > own && r.role === 'user')).map(toChatMessage);
 }
 
 export function toChatMessage(record: MessageRecord): ChatMessage {
