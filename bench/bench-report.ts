@@ -84,6 +84,15 @@ export function formatReport(report: BenchReport): string {
         `${`${r.completed} / ${r.failed}`.padStart(20)} | ${String(r.perEventOverhead.count).padStart(11)}${failures ? `  (${failures})` : ''}`,
     );
   }
+  const floor = (name: string) => report.floors.find((f) => f.name.startsWith(name))?.latency;
+  const [queue, pubsub, socketIo] = [floor('BullMQ'), floor('Redis'), floor('Socket.IO')];
+  if (queue && pubsub && socketIo) {
+    // run_started crosses the queue, Redis pub/sub and Socket.IO; a text event crosses the last two (plus the SSE hop).
+    lines.push(
+      `${'floor'.padStart(6)} | ${ms(queue.p50 + pubsub.p50 + socketIo.p50)} ${ms(queue.p99 + pubsub.p99 + socketIo.p99)}  | ` +
+        `${ms(pubsub.p50 + socketIo.p50)} ${ms(pubsub.p99 + socketIo.p99)}     |   (sum of the hop floors below)`,
+    );
+  }
   lines.push('');
   lines.push('Floors, same run, same clock (sender stamps performance.timeOrigin+now(), receiver subtracts it from its own):');
   for (const f of report.floors) {

@@ -45,7 +45,7 @@ describe('double texting (DATAAGENT_MULTITASK)', () => {
     expect(messages.map((m: { role: string }) => m.role)).toEqual(['user', 'user', 'assistant', 'assistant']);
     // The second run saw the first run's answer as history.
     const secondRequest = system.llm.requests.find((r) => JSON.stringify(r.body.messages).includes('second [[chunks:3]]'))!;
-    expect(secondRequest.body.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(secondRequest.body.messages!.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
   });
 
   it('interrupt: the first run is cancelled, then the second runs', async () => {

@@ -22,6 +22,10 @@ export interface AgentConfig {
   /** Tool calls per run before the loop stops. */
   maxToolCallsPerTurn: number;
   toolTimeoutMs: number;
+  /** Parse `<tool_action>` tags in the model's text (seed 003). Default true. */
+  enableToolActionParsing?: boolean;
+  /** Parse a whole reply of the form {"response", "tool_call"} (seed 001). Default true. */
+  enableJsonToolCalls?: boolean;
 }
 
 export const AGENT_DEFAULTS = {

@@ -13,6 +13,7 @@ import type { Caller } from '../session/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import type { ToolContext, ToolResult } from '../tools/tool.js';
 import type { AgentConfig } from './agent-config.js';
+import { TextToolCalls } from './text-tool-calls.js';
 import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
 
 export interface ExecutionContext {
@@ -87,11 +88,18 @@ export class AgentExecutor {
       let text = '';
       let toolCalls: ToolCallRequest[] = [];
       let finishReason = 'stop';
+      let callNumber = 0;
+      const turn = new TextToolCalls({
+        parseTags: config.enableToolActionParsing !== false,
+        parseJson: config.enableJsonToolCalls !== false,
+        newId: () => `${envelope.runId.slice(0, 8)}-${iteration}-${++callNumber}`,
+      });
       for await (const chunk of config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal })) {
         if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
         if (chunk.type === 'text' && chunk.text) {
           text += chunk.text;
-          yield new TextEvent(envelope, chunk.text, false);
+          const now = turn.push(chunk.text);
+          if (now) yield new TextEvent(envelope, now, false);
         } else if (chunk.type === 'tool_calls') {
           toolCalls = chunk.calls;
         } else if (chunk.type === 'finish') {
@@ -99,26 +107,35 @@ export class AgentExecutor {
         }
       }
       if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
+      // Native tool calls win; otherwise calls written in the text run in order with the text between them.
+      const rest = turn.end(toolCalls.length > 0);
+      const textCalls = rest.flatMap((s) => (s.type === 'tool_call' ? [s.call] : []));
+      if (toolCalls.length === 0) toolCalls = textCalls;
       for (const mw of config.middleware) await mw.afterModel?.(state, { text, toolCalls, finishReason });
 
       if (toolCalls.length === 0) {
+        for (const segment of rest) if (segment.type === 'text') yield new TextEvent(envelope, segment.text, false);
         yield new TextEvent(envelope, '', true);
         add({ role: 'assistant', content: text });
         return { cancelled: false };
       }
 
       add({ role: 'assistant', content: text, toolCalls });
-      for (const call of toolCalls) {
-        if (toolCallsUsed >= config.maxToolCallsPerTurn) {
-          const note = `Tool-call limit of ${config.maxToolCallsPerTurn} per turn reached; ${call.name} was not run.`;
-          add({ role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: note }) });
-          yield new TextEvent(envelope, `\n[${note}]`, true);
-          return { cancelled: false, reason: 'tool_call_limit' };
+      if (textCalls.length > 0) {
+        for (const segment of rest) {
+          if (segment.type === 'text') {
+            yield new TextEvent(envelope, segment.text, false);
+            continue;
+          }
+          const outcome = yield* this.limitedTool(segment.call, envelope, context, toolCallsUsed++, add);
+          if (outcome !== 'continue') return outcome;
         }
-        toolCallsUsed++;
-        const outcome = yield* this.runTool(call, envelope, context);
-        if (outcome === 'stop') return { cancelled: true, reason: context.signal.aborted ? 'cancelled' : 'rejected' };
-        add(outcome);
+        continue;
+      }
+      for (const segment of rest) if (segment.type === 'text') yield new TextEvent(envelope, segment.text, false);
+      for (const call of toolCalls) {
+        const outcome = yield* this.limitedTool(call, envelope, context, toolCallsUsed++, add);
+        if (outcome !== 'continue') return outcome;
       }
     }
     const note = `Stopped after ${config.maxIterations} iterations without a final answer.`;
@@ -126,6 +143,26 @@ export class AgentExecutor {
     return { cancelled: false, reason: 'max_iterations' };
   }
 
+  /** Runs a call unless the per-turn limit is spent; the loop ends when it is, or on cancel/reject. */
+  private async *limitedTool(
+    call: ToolCallRequest,
+    envelope: EventEnvelope,
+    context: ExecutionContext,
+    used: number,
+    add: (m: ChatMessage) => void,
+  ): AsyncGenerator<ExecutionEvent, 'continue' | { cancelled: boolean; reason?: string }> {
+    const { config } = this;
+    if (used >= config.maxToolCallsPerTurn) {
+      const note = `Tool-call limit of ${config.maxToolCallsPerTurn} per turn reached; ${call.name} was not run.`;
+      add({ role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: note }) });
+      yield new TextEvent(envelope, `\n[${note}]`, true);
+      return { cancelled: false, reason: 'tool_call_limit' };
+    }
+    const outcome = yield* this.runTool(call, envelope, context);
+    if (outcome === 'stop') return { cancelled: true, reason: context.signal.aborted ? 'cancelled' : 'rejected' };
+    add(outcome);
+    return 'continue';
+  }
   /** Runs one tool call; returns the tool message, or 'stop' when the run must end. */
   private async *runTool(call: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext): AsyncGenerator<ExecutionEvent, ChatMessage | 'stop'> {
     yield new ToolCallEvent(envelope, call.name, call.arguments, call.id);

@@ -11,7 +11,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
  */
 export class ToolDispatcher {
   private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  // Tag calls carry every value as a string (seed 003): "5" is coerced to 5 where the schema wants a number.
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: true });
 
   constructor(tools: Iterable<Tool> = [], private readonly defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS) {
     for (const tool of tools) this.register(tool);

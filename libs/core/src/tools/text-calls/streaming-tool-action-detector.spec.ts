@@ -21,7 +21,11 @@ function merge(outputs: DetectorOutput[]): DetectorOutput[] {
   for (const o of outputs) {
     const last = merged[merged.length - 1];
     if (o.type === 'text' && last?.type === 'text') merged[merged.length - 1] = { type: 'text', text: last.text + o.text };
-    else merged.push(o);
+    else if (o.type === 'tool_call') {
+      // The raw tag is checked once below; elsewhere only the parsed call matters.
+      expect(o.raw.startsWith('<tool_action') && /(\/>|<\/tool_action>)$/.test(o.raw)).toBe(true);
+      merged.push({ ...o, raw: '' });
+    } else merged.push(o);
   }
   return merged;
 }
@@ -30,6 +34,7 @@ const text = (t: string): DetectorOutput => ({ type: 'text', text: t });
 const call = (id: string, name: string, args: Record<string, unknown>): DetectorOutput => ({
   type: 'tool_call',
   call: { id, name, arguments: args },
+  raw: expect.any(String) as unknown as string,
 });
 
 describe('StreamingToolActionDetector', () => {
@@ -75,7 +80,7 @@ describe('StreamingToolActionDetector', () => {
       call('ta_2', 'read', { path: '/tmp/x' }),
       text(' done'),
     ];
-    const want = JSON.stringify(expected);
+    const want = JSON.stringify(expected.map((o) => (o.type === 'tool_call' ? { ...o, raw: '' } : o)));
     const wrong: string[] = [];
     for (let i = 0; i <= reply.length; i++) {
       for (let j = i; j <= reply.length; j++) {
@@ -192,5 +197,14 @@ describe('StreamingToolActionDetector', () => {
 
   it('splits a whole reply like the stream does', () => {
     expect(splitToolActions('hi <tool_action name="t"/>', { newId: () => 'id' })).toEqual([text('hi '), call('id', 't', {})]);
+  });
+});
+
+describe('StreamingToolActionDetector raw tags', () => {
+  it('keeps the tag exactly as written, split over chunks', () => {
+    const d = detector();
+    const tag = '<tool_action name="x"><q value="a &amp; b" /></tool_action>';
+    const out = [...d.push('pre ' + tag.slice(0, 17)), ...d.push(tag.slice(17) + ' post'), ...d.end()];
+    expect(out.find((o) => o.type === 'tool_call')).toMatchObject({ raw: tag, call: { arguments: { q: 'a & b' } } });
   });
 });

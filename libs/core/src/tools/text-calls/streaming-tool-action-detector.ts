@@ -3,7 +3,8 @@ import type { ToolCallRequest } from '../../llm/chat-model.js';
 import { ToolActionRecorder } from './tool-action-parser.js';
 import { Step, TOOL_ACTION_TAG, ToolActionRecognizer } from './tool-action-recognizer.js';
 
-export type DetectorOutput = { type: 'text'; text: string } | { type: 'tool_call'; call: ToolCallRequest };
+/** `raw` is the tag exactly as the model wrote it (shown as text when native tool calls win). */
+export type DetectorOutput = { type: 'text'; text: string } | { type: 'tool_call'; call: ToolCallRequest; raw: string };
 
 export interface StreamingToolActionDetectorOptions {
   /** `enableToolActionParsing`: when false every chunk passes through as text. Default true. */
@@ -117,7 +118,7 @@ export class StreamingToolActionDetector {
         }
         const text = released + chunk.slice(runStart, candidateStart);
         if (text !== '') out.push({ type: 'text', text });
-        out.push({ type: 'tool_call', call: { id: this.newId(), name: parsed.name, arguments: parsed.arguments } });
+        out.push({ type: 'tool_call', call: { id: this.newId(), name: parsed.name, arguments: parsed.arguments }, raw: tagText });
         released = '';
         runStart = i;
       }

@@ -31,7 +31,9 @@ describe('generateToolPrompt', () => {
   it('includes an example in the exact tag syntax, which the detector reads as a call', () => {
     const prompt = generateToolPrompt([vectorSearch]);
     expect(prompt).toContain('<tool_action name="vector-search">\n  <query value="..." />\n</tool_action>');
-    const calls = splitToolActions(prompt, { newId: () => 'x' }).filter((o) => o.type === 'tool_call');
+    const calls = splitToolActions(prompt, { newId: () => 'x' })
+      .filter((o) => o.type === 'tool_call')
+      .map(({ type, call }) => ({ type, call }));
     expect(calls).toEqual([
       { type: 'tool_call', call: { id: 'x', name: 'TOOL_NAME', arguments: { ARGUMENT_NAME: 'ARGUMENT_VALUE' } } },
       { type: 'tool_call', call: { id: 'x', name: 'vector-search', arguments: { query: '...' } } },
