@@ -131,6 +131,20 @@ export function formatReport(report: BenchReport): string {
   return lines.join('\n');
 }
 
+/**
+ * The parser bench's figures (bench/parser-bench.ts, owned elsewhere) as a few lines; its result
+ * is read defensively because its shape is not this file's to fix.
+ */
+export function formatParserBench(result: unknown): string {
+  const rows = (result as { rows?: Array<{ corpus?: unknown; chunking?: unknown; mbPerSecond?: unknown; toolCalls?: unknown }> })?.rows;
+  if (!Array.isArray(rows)) return `Parser bench: ${JSON.stringify(result)}`;
+  const lines = ['Parser bench (StreamingToolActionDetector, bench/parser-bench.ts):'];
+  for (const row of rows) {
+    lines.push(`  ${String(row.corpus).padEnd(18)} ${String(row.chunking).padEnd(11)} ${Number(row.mbPerSecond).toFixed(0).padStart(7)} MB/s   ${row.toolCalls} tool calls`);
+  }
+  return lines.join('\n');
+}
+
 /** Writes the report as JSON (the folder is created when missing). */
 export async function writeReportJson(report: BenchReport, file: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });

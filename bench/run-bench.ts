@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
-import { checkTargets, formatReport, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
+import { checkTargets, formatParserBench, formatReport, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
 import { runChatLoad } from './chat-load.js';
 import { measureClockOffset } from './clock-offset.js';
 import { measureBullmqFloor } from './floor-bullmq.js';
@@ -78,8 +78,8 @@ async function runParserBenchIfPresent(): Promise<unknown> {
   let module: { runParserBench?: () => Promise<{ rows?: unknown }> };
   try {
     module = (await import(specifier)) as typeof module;
-  } catch {
-    log('parser bench not built; skipped');
+  } catch (err) {
+    log(`parser bench not available (${err instanceof Error ? err.message : String(err)}); skipped`);
     return undefined;
   }
   if (typeof module.runParserBench !== 'function') return undefined;
@@ -136,7 +136,7 @@ async function main(): Promise<number> {
   if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {
     try {
       report.parserBench = await runParserBenchIfPresent();
-      if (report.parserBench) console.log(`Parser bench: ${JSON.stringify(report.parserBench)}\n`);
+      if (report.parserBench) console.log(`${formatParserBench(report.parserBench)}\n`);
     } catch (err) {
       log(`parser bench failed: ${err instanceof Error ? err.message : String(err)}`);
     }

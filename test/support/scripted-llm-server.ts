@@ -26,6 +26,8 @@
  * | `[[stamp]]`            | prefix every text chunk with its write time: `⟨t=1712345678901.234⟩tok0 `            |
  * | `[[error:STATUS]]`     | answer HTTP STATUS with an OpenAI-style JSON error body                               |
  * | `[[drop]]`             | send the text, then destroy the connection without finishing the stream             |
+ * | `[[raw:BASE64URL]]`    | stream the chunks of a JSON array verbatim (see {@link rawDirective}); after tool     |
+ * |                        | results, summarise them like `[[tool:...]]`                                          |
  *
  * Without a directive the answer is `Hello from the scripted LLM server.` in four chunks.
  *
@@ -416,12 +418,14 @@ export function defaultScript(req: RecordedRequest): ScriptStep[] {
 
   const stamp = flag('stamp');
   const tools = parseToolDirectives(text);
+  const raw = rawChunks(text);
   const messages = req.body.messages ?? [];
   const chunks = number('chunks');
-  if (tools.length > 0 && messages.at(-1)?.role !== 'tool') {
+  if ((tools.length > 0 || raw) && messages.at(-1)?.role !== 'tool') {
     for (let i = 0; i < (chunks ?? 0); i++) steps.push({ text: `tok${i} `, stamp });
+    for (const chunk of raw ?? []) steps.push({ text: chunk });
     steps.push(...tools.map((toolCall) => ({ toolCall })));
-  } else if (tools.length > 0) {
+  } else if (tools.length > 0 || raw) {
     const results: WireMessage[] = [];
     for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) results.unshift(messages[i]);
     for (const result of results) {
@@ -436,6 +440,22 @@ export function defaultScript(req: RecordedRequest): ScriptStep[] {
   if (flag('hang')) steps.push({ hang: true });
   else if (flag('drop')) steps.push({ dropConnection: true });
   return steps;
+}
+
+/**
+ * `[[raw:BASE64URL]]` carries a JSON array of text chunks streamed verbatim (tool-call tags,
+ * JSON replies); build it with {@link rawDirective}. Once the last message is a tool result
+ * the answer summarises the results instead, as with `[[tool:...]]`.
+ */
+export function rawDirective(chunks: string[]): string {
+  return `[[raw:${Buffer.from(JSON.stringify(chunks)).toString('base64url')}]]`;
+}
+
+function rawChunks(text: string): string[] | undefined {
+  const match = /\[\[raw:([A-Za-z0-9_-]+)\]\]/.exec(text);
+  if (!match) return undefined;
+  const parsed = JSON.parse(Buffer.from(match[1], 'base64url').toString('utf8')) as unknown;
+  return Array.isArray(parsed) ? parsed.map(String) : undefined;
 }
 
 function toolNameFor(messages: WireMessage[], callId: string | undefined): string | undefined {

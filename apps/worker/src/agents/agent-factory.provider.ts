@@ -3,6 +3,7 @@ import { AgentFactory } from '#core/engine/agent-factory.js';
 import type { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { buildBuiltinTools } from './builtin-tools.js';
 import type { ApprovalPolicy } from '#core/hitl/hitl-handler.js';
+import { ToolPromptMiddleware } from '#core/engine/tool-prompt.middleware.js';
 import { createChatModel } from '#llm/create-chat-model.js';
 
 /** The worker's assistants: the built-in catalog on the configured model, with the built-in tools. */
@@ -18,6 +19,9 @@ export function buildAgentFactory(llm: LlmConfig, worker: WorkerConfig, tools: T
       approvalPolicy: policy,
       tools: builtin,
       toolTimeoutMs: tools.toolTimeoutMs,
+      enableToolActionParsing: worker.enableToolActionParsing,
+      enableJsonToolCalls: worker.enableToolActionParsing,
+      middleware: worker.toolPrompt ? [new ToolPromptMiddleware()] : [],
     })),
   );
 }

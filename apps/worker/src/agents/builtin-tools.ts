@@ -16,7 +16,7 @@ import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 export function buildBuiltinTools(config: ToolsConfig, env: NodeJS.ProcessEnv = process.env): Tool[] {
   const workspaces = new WorkspaceRegistry(workspaceOptionsFromEnv(env));
   const workspaceFor = workspaces.forCaller.bind(workspaces);
-  const outbound = { allowlist: config.outboundAllowlist };
+  const outbound = { allowlist: config.outboundAllowlist, timeoutMs: config.toolTimeoutMs };
   const tools: Tool[] = [
     createWriteTodosTool(),
     ...createFileTools(workspaceFor),
@@ -25,6 +25,6 @@ export function buildBuiltinTools(config: ToolsConfig, env: NodeJS.ProcessEnv = 
   ];
   const search = createWebSearchTool(config.tavilyApiKey);
   if (search) tools.push(search);
-  if (config.shellEnabled) tools.push(createShellTool(workspaceFor));
+  if (config.shellEnabled) tools.push(createShellTool(workspaceFor, { timeoutMs: config.toolTimeoutMs }));
   return tools;
 }

@@ -122,6 +122,14 @@ export class WorkerConfig {
   @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
   hitlTimeoutSeconds = 300;
 
+  /** Parse <tool_action> tags and the JSON tool_call form in the model's text (enableToolActionParsing). */
+  @Env('DATAAGENT_TOOL_ACTION_PARSING', 'bool') @IsBoolean({ message: 'must be true or false' })
+  enableToolActionParsing = true;
+
+  /** Describe the tools in the system prompt with the <tool_action> syntax (for models without native tool calls). */
+  @Env('DATAAGENT_TOOL_PROMPT', 'bool') @IsBoolean({ message: 'must be true or false' })
+  toolPrompt = false;
+
   /** Tool names that need approval; empty: each tool's own sensitivity; "none": nothing. */
   @Env('DATAAGENT_HITL_TOOLS', 'list') @IsString({ each: true })
   hitlTools: string[] = [];

@@ -33,7 +33,8 @@ export class ToolDispatcher {
   async dispatch(call: ToolCallRequest, ctx: ToolContext): Promise<ToolResult & { status: 'success' | 'error' | 'timeout' | 'cancelled' }> {
     const entry = this.tools.get(call.name);
     if (!entry) return { success: false, output: null, error: `Tool not found: ${call.name}`, status: 'error' };
-    if (!entry.validate(call.arguments)) {
+    const args = decodeStructuredStrings(call.arguments, entry.tool.parameters);
+    if (!entry.validate(args)) {
       const fields = (entry.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
       return { success: false, output: { invalid_arguments: fields }, error: `Invalid arguments: ${fields.join('; ')}`, status: 'error' };
     }
@@ -47,7 +48,7 @@ export class ToolDispatcher {
     });
     const cancelled = new Promise<'cancelled'>((resolve) => controller.signal.addEventListener('abort', () => resolve('cancelled'), { once: true }));
     try {
-      const outcome = await Promise.race([entry.tool.execute(call.arguments, { ...ctx, signal: controller.signal }), timeout, cancelled]);
+      const outcome = await Promise.race([entry.tool.execute(args, { ...ctx, signal: controller.signal }), timeout, cancelled]);
       if (outcome === 'timeout') {
         controller.abort(new Error('tool timeout'));
         return { success: false, output: null, error: `Tool ${call.name} timed out after ${timeoutMs} ms`, status: 'timeout' };
@@ -61,4 +62,24 @@ export class ToolDispatcher {
       ctx.signal.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/**
+ * Tag calls carry every value as a string: a JSON string where the schema wants an object
+ * or array is decoded (numbers and booleans are coerced by ajv).
+ */
+function decodeStructuredStrings(args: Record<string, unknown>, schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  let out = args;
+  for (const [key, value] of Object.entries(args)) {
+    const type = properties[key]?.type;
+    const wantsStructure = type === 'object' || type === 'array' || (Array.isArray(type) && (type.includes('object') || type.includes('array')));
+    if (!wantsStructure || typeof value !== 'string') continue;
+    try {
+      out = { ...out, [key]: JSON.parse(value) };
+    } catch {
+      /* left as is; validation names the field */
+    }
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import type { Caller } from '../../session/caller.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import type { Tool, ToolResult } from '../tool.js';
+import { runChildProcess, SAFE_PATH, type ChildProcessOptions } from './child-process.js';
 
 export interface ShellToolOptions {
   /** Kill the command (its whole process group) after this long. Default 30 s. */
@@ -13,8 +13,6 @@ export interface ShellToolOptions {
   /** Extra environment given to commands. The worker's own environment is never passed. */
   env?: Record<string, string>;
 }
-
-const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 /**
  * The `shell` tool (seed 002, Req 7.4): runs `/bin/sh -c <command>` in the caller's workspace
@@ -52,81 +50,13 @@ export function createShellTool(workspaceFor: (caller: Caller) => Workspace, opt
   };
 }
 
-interface RunOptions {
-  cwd: string;
-  timeoutMs: number;
-  maxOutputBytes: number;
-  killGraceMs: number;
-  signal: AbortSignal;
-  env: Record<string, string>;
-}
-
-function runCommand(command: string, o: RunOptions): Promise<ToolResult> {
-  return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd: o.cwd,
-      detached: true, // its own process group, so a timeout kills grandchildren too
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: SAFE_PATH, HOME: o.cwd, PWD: o.cwd, TMPDIR: o.cwd, LANG: 'C.UTF-8', ...o.env },
-    });
-    const stdout = capture(o.maxOutputBytes);
-    const stderr = capture(o.maxOutputBytes);
-    child.stdout.on('data', stdout.add);
-    child.stderr.on('data', stderr.add);
-
-    let stopped: 'timeout' | 'cancelled' | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
-    const killGroup = (signal: NodeJS.Signals) => {
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        // already gone
-      }
-    };
-    const stop = (why: 'timeout' | 'cancelled') => {
-      if (stopped) return;
-      stopped = why;
-      killGroup('SIGTERM');
-      killTimer = setTimeout(() => killGroup('SIGKILL'), o.killGraceMs);
-      killTimer.unref();
-    };
-    const timer = setTimeout(() => stop('timeout'), o.timeoutMs);
-    const onAbort = () => stop('cancelled');
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    if (o.signal.aborted) onAbort();
-
-    let finished = false;
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      o.signal.removeEventListener('abort', onAbort);
-      const output = { exit_code: exitCode, ...(signal ? { signal } : {}), stdout: stdout.text(), stderr: stderr.text(), ...(stopped === 'timeout' ? { timed_out: true } : {}) };
-      if (spawnError) resolve({ success: false, output, error: `Could not start the command: ${spawnError.message}` });
-      else if (stopped === 'timeout') resolve({ success: false, output, error: `Command timed out after ${o.timeoutMs} ms and was killed` });
-      else if (stopped === 'cancelled') resolve({ success: false, output, error: 'Command cancelled' });
-      else resolve({ success: exitCode === 0, output, ...(exitCode === 0 ? {} : { error: `Command exited with ${exitCode ?? signal}` }) });
-    };
-    // Background children (`cmd &`) would keep the pipes open: none outlives the shell.
-    child.on('exit', () => killGroup('SIGKILL'));
-    child.on('error', (err) => finish(null, null, err));
-    child.on('close', (code, signal) => finish(code, signal));
-  });
-}
-
-function capture(limit: number) {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let dropped = 0;
-  return {
-    add: (chunk: Buffer) => {
-      const room = limit - kept;
-      if (room > 0) {
-        chunks.push(chunk.subarray(0, room));
-        kept += Math.min(room, chunk.length);
-      }
-      dropped += Math.max(0, chunk.length - Math.max(room, 0));
-    },
-    text: () => Buffer.concat(chunks).toString('utf8') + (dropped > 0 ? `\n… (${dropped} more bytes dropped)` : ''),
-  };
+/** Runs `/bin/sh -c command`; `o.env` is added to the scrubbed base environment. */
+async function runCommand(command: string, o: ChildProcessOptions): Promise<ToolResult> {
+  const env = { PATH: SAFE_PATH, HOME: o.cwd, PWD: o.cwd, TMPDIR: o.cwd, LANG: 'C.UTF-8', ...o.env };
+  const r = await runChildProcess('/bin/sh', ['-c', command], { ...o, env });
+  const output = { exit_code: r.exitCode, ...(r.signal ? { signal: r.signal } : {}), stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}) };
+  if (r.spawnError) return { success: false, output, error: `Could not start the command: ${r.spawnError.message}` };
+  if (r.timedOut) return { success: false, output, error: `Command timed out after ${o.timeoutMs} ms and was killed` };
+  if (r.cancelled) return { success: false, output, error: 'Command cancelled' };
+  return { success: r.exitCode === 0, output, ...(r.exitCode === 0 ? {} : { error: `Command exited with ${r.exitCode ?? r.signal}` }) };
 }
