@@ -88,6 +88,10 @@ export class RunRunner {
       ]);
       // The gateway's run_queued is archived with the worker's events.
       for (const event of earlier) if (started && event.seq < started.seq) archiver.add(event);
+      if (started && earlier.some((e) => e.event_type === 'run_started' && e.seq < started.seq)) {
+        logger.warn({ run_id: job.runId }, 'restarting a run whose worker stopped');
+        await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it starts again from the beginning', true, 'worker_lost'));
+      }
       const executor = agents.create(job.assistantId, this.deps.hitlFor ? { hitl: this.deps.hitlFor(caller) } : {});
       const events = executor.execute(job.message, job.sessionId, {
         runId: job.runId,

@@ -41,7 +41,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
       else if (message.type === 'hitl_decision') this.waiters.wake(message.request_id);
     });
     this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
-    this.consumer = createRunConsumer(this.connection, { name: redis.queueName, concurrency: worker.concurrency }, (job, token) => this.process(job, token));
+    this.consumer = createRunConsumer(this.connection, { name: redis.queueName, concurrency: worker.concurrency, lockDurationMs: worker.jobLockMs, stalledIntervalMs: worker.jobLockMs }, (job, token) => this.process(job, token));
     this.consumer.on('error', (err) => this.logger.error({ err }, 'queue consumer error'));
     this.consumer.on('failed', (job, err) => this.logger.error({ run_id: job?.id, err }, 'run job failed'));
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');

@@ -112,6 +112,10 @@ export class WorkerConfig {
   @Env('DATAAGENT_WORKER_ID') @IsOptional() @IsString()
   workerId?: string;
 
+  /** Milliseconds a run's job lock lasts unrenewed: after a worker dies, its runs restart elsewhere this long later. */
+  @Env('DATAAGENT_JOB_LOCK_MS', 'int') @IsInt() @Min(500)
+  jobLockMs = 30_000;
+
   @Env('DATAAGENT_MAX_TOOL_CALLS', 'int') @IsInt() @Min(1)
   maxToolCallsPerTurn = 3;
 

@@ -1,0 +1,39 @@
+import type { EventDict } from '#core/events/execution-event.js';
+import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
+import { EventCollector, sendChat } from './support/event-waits.js';
+import { TEST_API_KEY, TestSystem } from './support/system.js';
+
+describe('a worker killed mid-run', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_JOB_LOCK_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  it('loses nothing: another worker restarts the run, which ends with one done and its answer stored', async () => {
+    const doomed = await system.addWorker({ DATAAGENT_WORKER_ID: 'doomed' });
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      const ack = await sendChat(socket, { message: '[[chunks:30]] [[slow:50]]' });
+      await events.next((e) => e.run_id === ack.run_id && e.event_type === 'text' && e.seq >= 5);
+      await doomed.kill();
+      await system.addWorker({ DATAAGENT_WORKER_ID: 'rescuer' });
+      const done = await events.done(ack.run_id, 30_000);
+      expect(done.cancelled).toBe(false);
+      const run = events.ofRun(ack.run_id);
+      assertWellFormedRun(run);
+      const starts = run.filter((e) => e.event_type === 'run_started').map((e: EventDict) => e.worker_id);
+      expect(starts).toEqual(['doomed', 'rescuer']);
+      expect(run.find((e) => e.event_type === 'error')).toMatchObject({ error_code: 'worker_lost', recoverable: true });
+      const messages = await api(system.url, 'GET', `/sessions/${ack.session_id}/messages`, { apiKey: TEST_API_KEY });
+      expect(messages.body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+      expect(messages.body.messages[1].content.split(' ').filter(Boolean)).toHaveLength(30);
+    } finally {
+      socket.disconnect();
+    }
+  });
+});
