@@ -385,6 +385,19 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(all).toEqual(events(runId, 1, 15));
     });
 
+    it('writes several runs in one call, skips a retried batch and reads overlaps once', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      await store.events.appendMany([
+        { runId: a, events: events(a, 1, 5) },
+        { runId: b, events: events(b, 1, 3) },
+        { runId: randomUUID(), events: [] },
+      ]);
+      await store.events.appendMany([{ runId: a, events: events(a, 1, 5) }]);
+      await store.events.appendMany([{ runId: a, events: events(a, 4, 9) }, { runId: b, events: events(b, 4, 4) }]);
+      expect(await store.events.list(a, 0)).toEqual(events(a, 1, 9));
+      expect((await store.events.list(b, 2)).map((e) => e.seq)).toEqual([3, 4]);
+    });
+
     it('stores each seq once when overlapping batches race', async () => {
       const runId = randomUUID();
       await Promise.all([

@@ -49,6 +49,23 @@ export class MysqlRunEventArchive implements RunEventArchive {
     }
   }
 
+  async appendMany(batches: Array<{ runId: string; events: EventDict[] }>): Promise<void> {
+    const rows = batches
+      .map((b) => ({ runId: b.runId, events: eventsAfter(b.events, 0) }))
+      .filter((b) => b.events.length > 0)
+      .map((b) => ({
+        runId: b.runId,
+        sessionId: String(b.events[0].session_id ?? ''),
+        seqFrom: b.events[0].seq,
+        seqTo: b.events[b.events.length - 1].seq,
+        events: JSON.stringify(b.events),
+        createdAt: this.now(),
+      }));
+    if (rows.length === 0) return;
+    // One statement for every run of the flush; a retried batch hits the (run_id, seq_from) key and is skipped.
+    await this.repo.createQueryBuilder().insert().into(RunEventBatchEntity).values(rows).orIgnore().execute();
+  }
+
   async list(runId: string, afterSeq: number): Promise<EventDict[]> {
     const batches = await this.repo.find({
       select: { events: true },

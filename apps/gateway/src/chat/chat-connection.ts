@@ -101,7 +101,8 @@ export class ChatConnection {
 
   private async startChat(request: ChatRequestDto): Promise<MessageAck> {
     const run = await this.chat.submit(this.caller, request);
-    await this.followRun(run.sessionId, run.runId, 0);
+    // Acknowledge at once; the follow replays from seq 0, so nothing is missed meanwhile.
+    this.followRun(run.sessionId, run.runId, 0).catch((err) => this.sendError(err, run.sessionId));
     return { ok: true, session_id: run.sessionId, run_id: run.runId };
   }
 

@@ -69,14 +69,17 @@ export class ChatService {
         afterActive = true;
       }
     } else {
-      sessionId = (await this.store.sessions.create({ tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) })).sessionId;
+      sessionId = randomUUID();
     }
 
     const runId = randomUUID();
-    await this.store.runs.create({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId });
+    // No foreign keys between these rows: write them side by side.
     await Promise.all([
+      request.session_id
+        ? this.store.sessions.update(sessionId, { lastActiveAt: new Date() })
+        : this.store.sessions.create({ sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) }),
+      this.store.runs.create({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId }),
       this.store.messages.append([{ sessionId, runId, role: 'user', content: request.message, metadata: {} }]),
-      request.session_id ? this.store.sessions.update(sessionId, { lastActiveAt: new Date() }) : undefined,
     ]);
     await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
     await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now(), afterActive });

@@ -10,7 +10,7 @@ export class EventArchiver {
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly archive: RunEventArchive, private readonly onError: (err: unknown) => void, intervalMs = 500) {
+  constructor(private readonly archive: RunEventArchive, private readonly onError: (err: unknown) => void, intervalMs = 1_000) {
     this.timer = setInterval(() => void this.flushAll(), intervalMs);
     this.timer.unref();
   }
@@ -38,8 +38,22 @@ export class EventArchiver {
     }
   }
 
+  /** Writes every run's buffer in one statement. */
   async flushAll(): Promise<void> {
-    this.flushing = this.flushing.then(() => Promise.all([...this.buffers.keys()].map((id) => this.flushRun(id))).then(() => undefined));
+    this.flushing = this.flushing.then(async () => {
+      if (this.buffers.size === 0) return;
+      const batches = [...this.buffers].map(([runId, events]) => ({ runId, events }));
+      this.buffers.clear();
+      try {
+        await this.archive.appendMany(batches);
+      } catch (first) {
+        try {
+          await this.archive.appendMany(batches);
+        } catch {
+          this.onError(first);
+        }
+      }
+    });
     return this.flushing;
   }
 

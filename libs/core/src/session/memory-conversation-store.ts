@@ -128,6 +128,9 @@ export class MemoryConversationStore implements ConversationStore {
       list.push(...events.filter((e) => e.seq > last));
       this.eventMap.set(runId, list);
     },
+    appendMany: async (batches) => {
+      for (const b of batches) await this.events.appendBatch(b.runId, b.events);
+    },
     list: async (runId, afterSeq) => (this.eventMap.get(runId) ?? []).filter((e) => e.seq > afterSeq),
   };
 

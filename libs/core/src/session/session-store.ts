@@ -87,6 +87,11 @@ export interface RunStore {
 /** The durable copy of run events; batched, never a row per token. */
 export interface RunEventArchive {
   appendBatch(runId: string, events: import('../events/execution-event.js').EventDict[]): Promise<void>;
+  /**
+   * Writes one batch per run in a single statement (the worker's periodic flush). A batch
+   * already stored is skipped; overlapping events are deduplicated by seq when read.
+   */
+  appendMany(batches: Array<{ runId: string; events: import('../events/execution-event.js').EventDict[] }>): Promise<void>;
   list(runId: string, afterSeq: number): Promise<import('../events/execution-event.js').EventDict[]>;
 }
 

@@ -4,6 +4,20 @@ import type { Tool, ToolContext, ToolResult } from './tool.js';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
+// Tag calls carry every value as a string (seed 003): "5" is coerced to 5 where the schema wants a number.
+const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: true });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/** Compiles a tool's schema once per process: a dispatcher is built for every run. */
+function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
 /**
  * Routes every tool call to the tool that serves it, with argument validation against
  * the tool's JSON Schema and a per-tool timeout. Failures come back as results for the
@@ -11,15 +25,13 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
  */
 export class ToolDispatcher {
   private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
-  // Tag calls carry every value as a string (seed 003): "5" is coerced to 5 where the schema wants a number.
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: true });
 
   constructor(tools: Iterable<Tool> = [], private readonly defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS) {
     for (const tool of tools) this.register(tool);
   }
 
   register(tool: Tool): void {
-    this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.parameters) });
+    this.tools.set(tool.name, { tool, validate: compileSchema(tool.parameters) });
   }
 
   get(name: string): Tool | undefined {
