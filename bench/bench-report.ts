@@ -45,6 +45,8 @@ export interface BenchReport {
   rounds: RoundFigures[];
   targets: TargetCheck[];
   parserBench?: unknown;
+  /** Cancel → done at the client, with that many runs streaming when the cancels start. */
+  cancel?: { activeRuns: number; latency: LatencySummary; cancelled: number; notCancelled: number };
   durationSeconds?: number;
 }
 

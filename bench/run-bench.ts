@@ -13,6 +13,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
 import { checkTargets, formatParserBench, formatReport, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
+import { measureCancelLatency } from './cancel-latency.js';
 import { runChatLoad } from './chat-load.js';
 import { measureClockOffset } from './clock-offset.js';
 import { measureBullmqFloor } from './floor-bullmq.js';
@@ -27,6 +28,7 @@ const SIZES = (process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number).
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 50);
 const CHUNK_INTERVAL_MS = 100;
 const STAGGER_MS = 1_000;
+const CANCEL_ACTIVE_RUNS = 100;
 const WARMUP_SESSIONS = 50;
 const MESSAGE = `[[stamp]] [[chunks:${CHUNKS}]] [[slow:${CHUNK_INTERVAL_MS}]]`;
 /** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
@@ -124,6 +126,12 @@ async function main(): Promise<number> {
       report.rounds.push(await runRound(stack, sessions));
     }
     report.targets = checkTargets(report.rounds);
+    if (!process.env.BENCH_SKIP_CANCEL) {
+      await sleep(1_000);
+      log(`cancel → done with ${CANCEL_ACTIVE_RUNS} active runs`);
+      const cancel = await measureCancelLatency({ url: stack.gateway.url, apiKey: BENCH_API_KEY, activeRuns: CANCEL_ACTIVE_RUNS, spacingMs: 10 });
+      report.cancel = { activeRuns: CANCEL_ACTIVE_RUNS, latency: summarize(cancel.latencyMs), cancelled: cancel.cancelled, notCancelled: cancel.notCancelled };
+    }
   } catch (err) {
     exitCode = 1;
     log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
@@ -133,6 +141,14 @@ async function main(): Promise<number> {
   }
 
   if (report.rounds.length > 0 || report.floors.length > 0) console.log(`\n${formatReport(report)}\n`);
+  if (report.cancel) {
+    const { latency, activeRuns, cancelled, notCancelled } = report.cancel;
+    console.log(
+      `Cancel → done (client sends cancel over Socket.IO → receives done{cancelled}), ${activeRuns} runs streaming, one cancel every 10 ms:\n` +
+        `  p50 ${latency.p50.toFixed(2)} ms   p99 ${latency.p99.toFixed(2)} ms   max ${latency.max.toFixed(2)} ms   (${cancelled} cancelled, ${notCancelled} not)\n` +
+        `  requirement ≤ 1000 ms: ${latency.max <= 1000 ? 'met' : 'NOT MET'}; target p99 ≤ 100 ms: ${latency.p99 <= 100 ? 'met' : 'NOT MET'}\n`,
+    );
+  }
   if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {
     try {
       report.parserBench = await runParserBenchIfPresent();

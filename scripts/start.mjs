@@ -121,6 +121,8 @@ async function supervise() {
   if (authDefaulted) env.DATAAGENT_AUTH_DISABLED = 'true';
   // Users' files (the file and shell tools) stay with the rest of the local data.
   if (!env.DATAAGENT_WORKSPACE_ROOT) env.DATAAGENT_WORKSPACE_ROOT = path.join(DATA_DIR, 'workspaces', '{user_id}');
+  if (!env.DATAAGENT_STORAGE_ROOT) env.DATAAGENT_STORAGE_ROOT = DATA_DIR;
+  if (!env.DATAAGENT_SKILLS_DIR) env.DATAAGENT_SKILLS_DIR = path.join(root, 'skills');
 
   // Validate now, so a typo fails in a second rather than after MariaDB has started.
   const problems = [];

@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
 import { createTestDatabase, dropTestDatabase } from './databases.js';
 import { startGateway, startWorker, type AppProcess, type GatewayProcess } from './app-processes.js';
@@ -22,12 +26,15 @@ export class TestSystem {
   workers: AppProcess[] = [];
   llm!: ScriptedLlmServer;
   env!: NodeJS.ProcessEnv;
+  /** Storage root and workspaces of this system (a temporary folder). */
+  dataDir!: string;
   private database!: string;
 
   static async start(options: SystemOptions = {}): Promise<TestSystem> {
     const system = new TestSystem();
     system.llm = await ScriptedLlmServer.start({ chunkIntervalMs: options.chunkIntervalMs ?? 0 });
     const db = await createTestDatabase('e2e');
+    system.dataDir = mkdtempSync(join(tmpdir(), 'da-e2e-'));
     system.database = db.database;
     system.env = {
       DATAAGENT_MYSQL_HOST: db.host,
@@ -40,6 +47,9 @@ export class TestSystem {
       OPENAI_BASE_URL: system.llm.baseUrl,
       OPENAI_API_KEY: 'sk-test-not-a-real-key',
       DATAAGENT_MODEL: 'scripted',
+      DATAAGENT_STORAGE_ROOT: system.dataDir,
+      DATAAGENT_WORKSPACE_ROOT: join(system.dataDir, 'workspaces', '{user_id}'),
+      DATAAGENT_SKILLS_DIR: fileURLToPath(new URL('../../skills', import.meta.url)).replace('/dist/skills', '/skills'),
       ...options.env,
     };
     system.gateway = await startGateway(system.env);
@@ -66,5 +76,6 @@ export class TestSystem {
     await Promise.all([this.gateway?.stop(), ...this.workers.map((w) => w.stop())]);
     await this.llm?.stop();
     if (this.database) await dropTestDatabase(this.database).catch(() => undefined);
+    if (this.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

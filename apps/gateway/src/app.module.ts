@@ -18,6 +18,7 @@ import { InfraModule } from './infra/infra.module.js';
 import { SessionAccess } from './sessions/session-access.service.js';
 import { SessionCleanup } from './sessions/session-cleanup.service.js';
 import { SessionsController } from './sessions/sessions.controller.js';
+import { MemoryController } from './users/memory.controller.js';
 
 @Module({})
 export class AppModule {
@@ -42,7 +43,7 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController],
+      controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController, MemoryController],
       providers: [
         ApiKeyService,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -7,6 +7,8 @@ import { createRedis } from '#transport/redis-connection.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
+import { memoryForCaller } from '#core/memory/agent-memory-middleware.js';
+import { FileMemoryStore } from '#core/memory/memory-store.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
@@ -43,16 +45,22 @@ export class WorkerModule implements OnApplicationShutdown {
         {
           provide: RunRunner,
           inject: [STORE, RunEventLog, EventArchiver, HitlRequests, DecisionWaiters],
-          useFactory: (store: ConversationStore, log: RunEventLog, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters) =>
-            new RunRunner({
+          useFactory: async (store: ConversationStore, log: RunEventLog, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters) => {
+            const memory = new FileMemoryStore(settings.storage.storageRoot, { retentionDays: settings.storage.memoryRetentionDays });
+            return new RunRunner({
               store,
               log,
               archiver,
-              agents: buildAgentFactory(settings.llm, settings.worker, settings.tools, approvalPolicy(settings.worker.hitlTools)),
+              agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg)),
               workerId: settings.worker.workerId!,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
+              perRun: (caller, base) => {
+                const { middleware, tool } = memoryForCaller(memory, caller, base.id);
+                return { middleware: [...base.middleware, middleware], tools: [...base.tools, tool] };
+              },
               logger,
-            }),
+            });
+          },
         },
         RunProcessor,
       ],

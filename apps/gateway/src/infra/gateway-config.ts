@@ -1,4 +1,4 @@
-import { MysqlConfig, RedisConfig, ServerConfig } from '#core/config/settings.js';
+import { MysqlConfig, RedisConfig, ServerConfig, StorageConfig } from '#core/config/settings.js';
 import { loadConfig } from '#core/config/env.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
@@ -6,6 +6,7 @@ export interface GatewaySettings {
   server: ServerConfig;
   redis: RedisConfig;
   mysql: MysqlConfig;
+  storage: StorageConfig;
   version: string;
 }
 
@@ -14,6 +15,7 @@ export function loadGatewaySettings(version: string, env = process.env, argv = p
     server: loadConfig(ServerConfig, env, argv),
     redis: loadConfig(RedisConfig, env, argv),
     mysql: loadConfig(MysqlConfig, env, argv),
+    storage: loadConfig(StorageConfig, env, argv),
     version,
   };
 }

@@ -1,15 +1,37 @@
 import { BUILTIN_ASSISTANTS } from '#core/engine/assistant-catalog.js';
 import { AgentFactory } from '#core/engine/agent-factory.js';
-import type { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
-import { buildBuiltinTools } from './builtin-tools.js';
-import type { ApprovalPolicy } from '#core/hitl/hitl-handler.js';
+import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import { ToolPromptMiddleware } from '#core/engine/tool-prompt.middleware.js';
+import type { ApprovalPolicy } from '#core/hitl/hitl-handler.js';
+import { SkillCatalog } from '#core/skills/skill-catalog.js';
+import { createSkillTools } from '#core/skills/skill-tools.js';
+import { SkillsMiddleware } from '#core/skills/skills-middleware.js';
+import { SkillsSandboxExecutor } from '#core/skills/skills-sandbox-executor.js';
+import { workspaceOptionsFromEnv } from '#core/workspace/workspace.js';
+import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { createChatModel } from '#llm/create-chat-model.js';
+import type { WorkerSettings } from '../infra/worker-config.js';
+import { buildBuiltinTools } from './builtin-tools.js';
 
-/** The worker's assistants: the built-in catalog on the configured model, with the built-in tools. */
-export function buildAgentFactory(llm: LlmConfig, worker: WorkerConfig, tools: ToolsConfig, policy?: ApprovalPolicy): AgentFactory {
+/**
+ * The worker's assistants: the built-in catalog on the configured model, with the built-in
+ * tools and the skills found in DATAAGENT_SKILLS_DIR. Per-run parts (memory, HITL) are added
+ * by the run runner.
+ */
+export async function buildAgentFactory(settings: WorkerSettings, policy: ApprovalPolicy | undefined, warn: (msg: string) => void): Promise<AgentFactory> {
+  const { llm, worker, tools, storage } = settings;
   const model = createChatModel(llm);
-  const builtin = buildBuiltinTools(tools);
+  const workspaces = new WorkspaceRegistry(workspaceOptionsFromEnv());
+  const workspaceFor = workspaces.forCaller.bind(workspaces);
+  const skills = await SkillCatalog.load(storage.skillsDir);
+  for (const warning of skills.warnings) warn(warning);
+  const middleware: AgentMiddleware[] = [];
+  if (skills.list().length > 0) middleware.push(new SkillsMiddleware(skills));
+  if (worker.toolPrompt) middleware.push(new ToolPromptMiddleware());
+  const allTools = [
+    ...buildBuiltinTools(tools, workspaceFor),
+    ...(skills.list().length > 0 ? createSkillTools(skills, new SkillsSandboxExecutor({ timeoutMs: tools.toolTimeoutMs }), workspaceFor) : []),
+  ];
   return new AgentFactory(
     BUILTIN_ASSISTANTS.map((a) => ({
       ...a,
@@ -17,11 +39,11 @@ export function buildAgentFactory(llm: LlmConfig, worker: WorkerConfig, tools: T
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
       approvalPolicy: policy,
-      tools: builtin,
+      tools: allTools,
       toolTimeoutMs: tools.toolTimeoutMs,
       enableToolActionParsing: worker.enableToolActionParsing,
       enableJsonToolCalls: worker.enableToolActionParsing,
-      middleware: worker.toolPrompt ? [new ToolPromptMiddleware()] : [],
+      middleware,
     })),
   );
 }

@@ -6,16 +6,14 @@ import { createShellTool } from '#core/tools/builtin/shell.tool.js';
 import { createWebSearchTool } from '#core/tools/builtin/web-search.tool.js';
 import { createWriteTodosTool } from '#core/tools/builtin/write-todos.tool.js';
 import type { Tool } from '#core/tools/tool.js';
-import { workspaceOptionsFromEnv } from '#core/workspace/workspace.js';
-import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
+import type { Caller } from '#core/session/caller.js';
+import type { Workspace } from '#core/workspace/workspace.js';
 
 /**
  * The built-in tools every assistant gets: todos, workspace files, outbound HTTP behind
  * the address guard, web search when TAVILY_API_KEY is set, shell only when enabled.
  */
-export function buildBuiltinTools(config: ToolsConfig, env: NodeJS.ProcessEnv = process.env): Tool[] {
-  const workspaces = new WorkspaceRegistry(workspaceOptionsFromEnv(env));
-  const workspaceFor = workspaces.forCaller.bind(workspaces);
+export function buildBuiltinTools(config: ToolsConfig, workspaceFor: (caller: Caller) => Workspace): Tool[] {
   const outbound = { allowlist: config.outboundAllowlist, timeoutMs: config.toolTimeoutMs };
   const tools: Tool[] = [
     createWriteTodosTool(),

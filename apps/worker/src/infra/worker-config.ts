@@ -1,4 +1,4 @@
-import { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, StorageConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { loadConfig } from '#core/config/env.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
@@ -8,6 +8,7 @@ export interface WorkerSettings {
   mysql: MysqlConfig;
   llm: LlmConfig;
   tools: ToolsConfig;
+  storage: StorageConfig;
   sessionStore: 'mysql' | 'memory';
 }
 
@@ -18,6 +19,7 @@ export function loadWorkerSettings(env = process.env, argv = process.argv.slice(
     mysql: loadConfig(MysqlConfig, env, argv),
     llm: loadConfig(LlmConfig, env, argv),
     tools: loadConfig(ToolsConfig, env, argv),
+    storage: loadConfig(StorageConfig, env, argv),
     sessionStore: loadConfig(ServerConfig, env, argv).sessionStore,
   };
 }

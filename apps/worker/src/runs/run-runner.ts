@@ -1,4 +1,5 @@
 import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionEvent } from '#core/events/execution-event.js';
+import type { AgentConfig } from '#core/engine/agent-config.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
 import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
@@ -17,6 +18,8 @@ export interface RunRunnerDeps {
   workerId: string;
   /** Builds the HITL handler for one run's caller; absent: everything is approved. */
   hitlFor?: (caller: Caller) => HitlHandler;
+  /** Per-run additions to the assistant (the caller's memory), given its base config. */
+  perRun?: (caller: Caller, base: AgentConfig) => Partial<AgentConfig>;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -92,7 +95,11 @@ export class RunRunner {
         logger.warn({ run_id: job.runId }, 'restarting a run whose worker stopped');
         await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it starts again from the beginning', true, 'worker_lost'));
       }
-      const executor = agents.create(job.assistantId, this.deps.hitlFor ? { hitl: this.deps.hitlFor(caller) } : {});
+      const base = agents.get(job.assistantId);
+      const executor = agents.create(job.assistantId, {
+        ...(base && this.deps.perRun ? this.deps.perRun(caller, base) : {}),
+        ...(this.deps.hitlFor ? { hitl: this.deps.hitlFor(caller) } : {}),
+      });
       const events = executor.execute(job.message, job.sessionId, {
         runId: job.runId,
         caller,

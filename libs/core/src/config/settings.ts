@@ -158,3 +158,16 @@ export class ToolsConfig {
   @Env('DATAAGENT_TOOL_TIMEOUT_MS', 'int') @IsInt() @Min(1)
   toolTimeoutMs = 30_000;
 }
+
+/** Where per-user state lives on disk: memories under {storageRoot}/memories/{user_id}/{assistant_id}/. */
+export class StorageConfig {
+  @Env('DATAAGENT_STORAGE_ROOT') @IsString() @MinLength(1)
+  storageRoot = '/data';
+
+  @Env('DATAAGENT_MEMORY_RETENTION_DAYS', 'number') @IsNumber() @Min(0.0001)
+  memoryRetentionDays = 90;
+
+  /** Folder of skills (one subfolder with SKILL.md each); missing: no skills. */
+  @Env('DATAAGENT_SKILLS_DIR') @IsString() @MinLength(1)
+  skillsDir = 'skills';
+}

@@ -21,6 +21,10 @@ export class AgentFactory {
     return this.agents.has(id);
   }
 
+  get(id: string): AgentConfig | undefined {
+    return this.agents.get(id);
+  }
+
   list(): AgentConfig[] {
     return [...this.agents.values()];
   }
