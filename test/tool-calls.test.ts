@@ -130,10 +130,10 @@ describe('tool calls through the real worker', () => {
   });
 });
 
-describe('tool calls with tag parsing off', () => {
+describe('tool calls with tag parsing off, tool prompt on', () => {
   let system: TestSystem;
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_TOOL_ACTION_PARSING: 'false' } });
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_TOOL_ACTION_PARSING: 'false', DATAAGENT_TOOL_PROMPT: 'true' } });
   });
   afterAll(async () => {
     await system?.stop();
@@ -149,6 +149,10 @@ describe('tool calls with tag parsing off', () => {
       const run = events.ofRun(ack.run_id);
       expect(run.some((e) => e.event_type === 'tool_call')).toBe(false);
       expect(run.filter((e) => e.event_type === 'text').map((e) => e.content).join('')).toBe(tag);
+      // DATAAGENT_TOOL_PROMPT put the generated tool descriptions, with a tag example, in the system prompt.
+      const system0 = String(system.llm.requests.at(-1)!.body.messages![0].content);
+      expect(system0).toContain('<tool_action name="');
+      expect(system0).toMatch(/### write_todos/);
     } finally {
       socket.disconnect();
     }
