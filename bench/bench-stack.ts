@@ -13,6 +13,8 @@ export const BENCH_API_KEY = 'bench-key';
 export interface BenchStackOptions {
   /** DATAAGENT_WORKER_CONCURRENCY: more than the largest N, so no run waits for a slot. */
   workerConcurrency: number;
+  /** Worker processes (BENCH_WORKERS). */
+  workers: number;
   /** When set, gateway, worker and LLM server write V8 CPU profiles here (`<role>.cpuprofile`) on exit. */
   cpuProfileDir?: string;
   log: (line: string) => void;
@@ -31,7 +33,7 @@ export interface BenchStack {
 
 /**
  * Starts Redis and MariaDB (throw-away, non-durable, in a temporary folder), the scripted LLM
- * server as a process of its own, one gateway and one worker. Each piece registers its stop
+ * server as a process of its own, one gateway and BENCH_WORKERS workers. Each piece registers its stop
  * with `teardown` as soon as it runs, so a failure later still stops it.
  */
 export async function startBenchStack(teardown: Teardown, options: BenchStackOptions): Promise<BenchStack> {
@@ -84,9 +86,15 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
   // The gateway logs at warn; the worker must stay at info, the level of its "worker ready" line.
   const gateway = await startGateway({ ...env, DATAAGENT_LOG_LEVEL: 'warn', ...profileEnv('gateway') });
   teardown.add('gateway', () => gateway.stop());
-  const worker = await startWorker({ ...env, DATAAGENT_WORKER_ID: 'bench-worker', ...profileEnv('worker') });
-  teardown.add('worker', () => worker.stop());
-  log(`gateway ${gateway.url}, worker pid ${worker.proc.pid} (concurrency ${options.workerConcurrency})`);
+  const workers: AppProcess[] = [];
+  for (let i = 1; i <= options.workers; i++) {
+    const role = i === 1 ? 'worker' : `worker ${i}`;
+    const w = await startWorker({ ...env, DATAAGENT_WORKER_ID: `bench-worker-${i}`, ...profileEnv(role.replace(' ', '-')) });
+    teardown.add(role, () => w.stop());
+    workers.push(w);
+  }
+  const worker = workers[0];
+  log(`gateway ${gateway.url}, ${workers.length} worker(s) pid ${workers.map((w) => w.proc.pid).join(', ')} (concurrency ${options.workerConcurrency} each)`);
 
   return {
     redis,
@@ -96,7 +104,7 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
     worker,
     pids: {
       gateway: gateway.proc.pid!,
-      worker: worker.proc.pid!,
+      ...Object.fromEntries(workers.map((w, i) => [i === 0 ? 'worker' : `worker ${i + 1}`, w.proc.pid!])),
       'llm server': llm.proc.pid!,
       redis: redis.process.pid!,
       mariadb: mariadb.process.pid!,

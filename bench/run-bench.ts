@@ -1,11 +1,11 @@
 /**
  * End-to-end latency bench: starts the whole system on loopback (Redis, MariaDB, the scripted
- * LLM server, one gateway, one worker), measures the raw floors of its hops, then N concurrent
+ * LLM server, one gateway, BENCH_WORKERS workers (default 2)), measures the raw floors of its hops, then N concurrent
  * Socket.IO chats for each N, and prints request → run_started and per-event delivery overhead
  * beside the floors and the issue's targets. Figures only: nothing is asserted.
  *
  * `npm run bench` (builds first). Knobs, for experiments: BENCH_SIZES=10,100,1000,
- * BENCH_CHUNKS=50, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
+ * BENCH_CHUNKS=50, BENCH_WORKERS=2, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
  * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1.
  */
 import os from 'node:os';
@@ -29,6 +29,8 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 50);
 const CHUNK_INTERVAL_MS = 100;
 const STAGGER_MS = 1_000;
 const CANCEL_ACTIVE_RUNS = 100;
+/** Worker processes: two, one per core of the reference machine. */
+const WORKERS = Math.max(1, Number(process.env.BENCH_WORKERS ?? 2));
 const WARMUP_SESSIONS = 50;
 const MESSAGE = `[[stamp]] [[chunks:${CHUNKS}]] [[slow:${CHUNK_INTERVAL_MS}]]`;
 /** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
@@ -112,6 +114,7 @@ async function main(): Promise<number> {
   try {
     const stack = await startBenchStack(teardown, {
       workerConcurrency: Math.max(1_100, ...SIZES.map((n) => n + 100)),
+      workers: WORKERS,
       cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined,
       log,
     });

@@ -6,15 +6,23 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
 // Tag calls carry every value as a string (seed 003): "5" is coerced to 5 where the schema wants a number.
 const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: true });
-const compiled = new WeakMap<object, ValidateFunction>();
+const compiledByObject = new WeakMap<object, ValidateFunction>();
+const compiledByText = new Map<string, ValidateFunction>();
 
-/** Compiles a tool's schema once per process: a dispatcher is built for every run. */
+/**
+ * Compiles a tool's schema once per process: a dispatcher is built for every run, and
+ * per-run tools (memory) bring equal schemas in new objects.
+ */
 function compileSchema(schema: Record<string, unknown>): ValidateFunction {
-  let validate = compiled.get(schema);
+  let validate = compiledByObject.get(schema);
+  if (validate) return validate;
+  const text = JSON.stringify(schema);
+  validate = compiledByText.get(text);
   if (!validate) {
     validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    compiledByText.set(text, validate);
   }
+  compiledByObject.set(schema, validate);
   return validate;
 }
 
