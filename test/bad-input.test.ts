@@ -1,4 +1,5 @@
 import { api, chatOverSocket, connectChat } from './support/chat-clients.js';
+import { waitUntil } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('bad input gets a clear 4xx and nothing crashes', () => {
@@ -57,7 +58,7 @@ describe('bad input gets a clear 4xx and nothing crashes', () => {
       socket.emit('message', { type: 'dance' });
       socket.emit('message', { type: 'chat', payload: { message: 'x'.repeat(1024 * 1024) } });
       socket.emit('message', 12);
-      await waitFor(() => errors.length >= 6);
+      await waitUntil(() => errors.length >= 6);
       expect(errors.map((e) => e.error_code).sort()).toEqual(
         ['invalid_json', 'message_too_large', 'unknown_message_type', 'validation_failed', 'validation_failed', 'validation_failed'].sort(),
       );
@@ -78,11 +79,3 @@ describe('bad input gets a clear 4xx and nothing crashes', () => {
     expect(system.workers[0].proc.exitCode).toBeNull();
   });
 });
-
-async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

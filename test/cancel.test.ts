@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startGateway, type GatewayProcess } from './support/app-processes.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('cancel', () => {
@@ -131,11 +131,3 @@ describe('cancel', () => {
     expect((await api(system.url, 'POST', '/chat/nope/cancel', { apiKey: TEST_API_KEY })).status).toBe(404);
   });
 });
-
-async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,6 +1,7 @@
 import type { Socket } from 'socket.io-client';
 import type { EventDict } from '#core/events/execution-event.js';
 import { assertWellFormedRun, chatOverSocket, connectChat } from './support/chat-clients.js';
+import { waitUntil } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('many chats at once', () => {
@@ -41,7 +42,7 @@ describe('many chats at once', () => {
       const seen: EventDict[] = [];
       socket.on('event', (e: EventDict) => seen.push(e));
       const pending = Array.from({ length: 10 }, (_, i) => chatOverSocket(socket, { message: `queued ${i}` }));
-      await waitFor(() => seen.filter((e) => e.event_type === 'run_queued').length === 10);
+      await waitUntil(() => seen.filter((e) => e.event_type === 'run_queued').length === 10);
       expect(seen.some((e) => e.event_type === 'run_started')).toBe(false);
       await system.addWorker();
       const runs = await Promise.all(pending);
@@ -54,11 +55,3 @@ describe('many chats at once', () => {
     }
   });
 });
-
-async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventDict } from '#core/events/execution-event.js';
-import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat } from './support/event-waits.js';
+import { api } from './support/chat-clients.js';
+import { chatToDone } from './support/event-waits.js';
 import { rawDirective } from './support/scripted-llm-server.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -16,19 +15,7 @@ describe('skills and memory through the real worker', () => {
     await system?.stop();
   });
 
-  async function chat(message: string): Promise<EventDict[]> {
-    const socket = await connectChat(system.url, TEST_API_KEY);
-    const events = new EventCollector(socket);
-    try {
-      const ack = await sendChat(socket, { message });
-      await events.done(ack.run_id);
-      const run = events.ofRun(ack.run_id);
-      assertWellFormedRun(run);
-      return run;
-    } finally {
-      socket.disconnect();
-    }
-  }
+  const chat = (message: string) => chatToDone(system.url, TEST_API_KEY, message);
   const systemPromptOf = (marker: string) => {
     const request = system.llm.requests.find((r) => JSON.stringify(r.body.messages).includes(marker))!;
     return String(request.body.messages![0].content);

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventDict } from '#core/events/execution-event.js';
-import { assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat } from './support/event-waits.js';
+import { connectChat } from './support/chat-clients.js';
+import { chatToDone, EventCollector, sendChat } from './support/event-waits.js';
 import { rawDirective } from './support/scripted-llm-server.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -52,19 +52,7 @@ describe('tool calls through the real worker', () => {
     rmSync(workspaces, { recursive: true, force: true });
   });
 
-  async function chat(message: string): Promise<EventDict[]> {
-    const socket = await connectChat(system.url, TEST_API_KEY);
-    const events = new EventCollector(socket);
-    try {
-      const ack = await sendChat(socket, { message });
-      await events.done(ack.run_id);
-      const run = events.ofRun(ack.run_id);
-      assertWellFormedRun(run);
-      return run;
-    } finally {
-      socket.disconnect();
-    }
-  }
+  const chat = (message: string) => chatToDone(system.url, TEST_API_KEY, message);
   const steps = (run: EventDict[]) =>
     run.filter((e) => !['run_queued', 'run_started', 'done'].includes(e.event_type) && !(e.event_type === 'text' && e.content === '')).map((e) => (e.event_type === 'text' ? `text:${e.content}` : e.event_type));
 

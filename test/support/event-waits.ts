@@ -1,4 +1,5 @@
 import type { Socket } from 'socket.io-client';
+import { assertWellFormedRun, connectChat } from './chat-clients.js';
 import type { EventDict } from '#core/events/execution-event.js';
 
 /** Collects every event a socket receives, and resolves waits on them as they arrive. */
@@ -44,4 +45,28 @@ export function sendChat(socket: Socket, payload: Record<string, unknown>): Prom
 
 export function sendMessage(socket: Socket, type: string, payload: Record<string, unknown>): Promise<Record<string, any>> {
   return socket.timeout(30_000).emitWithAck('message', { type, payload });
+}
+
+/** Sends one chat on a fresh socket and returns that run's events, checked well formed. */
+export async function chatToDone(url: string, apiKey: string, message: string): Promise<EventDict[]> {
+  const socket = await connectChat(url, apiKey);
+  const events = new EventCollector(socket);
+  try {
+    const ack = await sendChat(socket, { message });
+    await events.done(ack.run_id);
+    const run = events.ofRun(ack.run_id);
+    assertWellFormedRun(run);
+    return run;
+  } finally {
+    socket.disconnect();
+  }
+}
+
+/** Waits until `check` holds, looking every 20 ms; fails after `timeoutMs`. */
+export async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
