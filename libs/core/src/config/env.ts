@@ -89,9 +89,34 @@ export function loadConfig<T extends object>(
       const name = sources.get(e.property) ?? binding?.variable ?? e.property;
       const secret = /KEY|PASSWORD|SECRET|TOKEN/.test(binding?.variable ?? '');
       const got = secret ? '(hidden)' : JSON.stringify(e.value);
-      return `${name}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${got})`;
+      // class-validator starts its default messages with the property name; the variable says it better.
+      const messages = Object.values(e.constraints ?? {}).map((m) => m.replace(new RegExp(`^${e.property} `), ''));
+      return `${name}: ${messages.join('; ')} (got ${got})`;
     });
     throw new ConfigError(problems);
   }
   return config;
+}
+
+/**
+ * Loads several config classes and reports the problems of all of them at once.
+ * @throws ConfigError listing every bad value.
+ */
+export function loadConfigs<T extends Record<string, new () => object>>(
+  classes: T,
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = process.argv.slice(2),
+): { [K in keyof T]: InstanceType<T[K]> } {
+  const out: Record<string, object> = {};
+  const problems: string[] = [];
+  for (const [key, ctor] of Object.entries(classes)) {
+    try {
+      out[key] = loadConfig(ctor, env, argv);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems.filter((p) => !problems.includes(p)));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as { [K in keyof T]: InstanceType<T[K]> };
 }
