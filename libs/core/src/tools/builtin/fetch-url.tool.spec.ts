@@ -1,16 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ToolContext } from '../tool.js';
+import { fakeToolContext } from '#test/support/fake-tool-context.js';
 import { createFetchUrlTool, htmlToMarkdown } from './fetch-url.tool.js';
 
-const ctx: ToolContext = {
-  caller: { tenantId: 't', userId: 'u', role: 'user' },
-  sessionId: 's',
-  runId: 'r',
-  toolCallId: 'c',
-  signal: new AbortController().signal,
-  emit: () => undefined,
-};
+const ctx = fakeToolContext();
 
 const PAGE = `<!doctype html><html><head><title>Quarterly &amp; more</title><style>body{color:red}</style>
 <script>alert('x')</script></head><body><h1>Report</h1><p>Revenue grew <strong>12%</strong>.</p>

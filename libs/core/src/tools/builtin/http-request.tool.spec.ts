@@ -1,16 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ToolContext } from '../tool.js';
+import { fakeToolContext } from '#test/support/fake-tool-context.js';
 import { createHttpRequestTool, requiresApproval } from './http-request.tool.js';
 
-const ctx: ToolContext = {
-  caller: { tenantId: 't', userId: 'u', role: 'user' },
-  sessionId: 's',
-  runId: 'r',
-  toolCallId: 'c',
-  signal: new AbortController().signal,
-  emit: () => undefined,
-};
+const ctx = fakeToolContext();
 
 describe('http_request tool', () => {
   let server: Server;

@@ -1,16 +1,9 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ToolContext } from '../tool.js';
+import { fakeToolContext } from '#test/support/fake-tool-context.js';
 import { createWebSearchTool } from './web-search.tool.js';
 
-const ctx: ToolContext = {
-  caller: { tenantId: 't', userId: 'u', role: 'user' },
-  sessionId: 's',
-  runId: 'r',
-  toolCallId: 'c',
-  signal: new AbortController().signal,
-  emit: () => undefined,
-};
+const ctx = fakeToolContext();
 
 describe('web_search tool (against a fake Tavily on 127.0.0.1)', () => {
   let server: Server;
