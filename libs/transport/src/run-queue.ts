@@ -11,8 +11,11 @@ export interface RunJobData {
   message: string;
   requestId?: string;
   enqueuedAt: number;
-  /** Queued behind an active run of the same session (DATAAGENT_MULTITASK=enqueue|interrupt). */
-  afterActive?: boolean;
+  /**
+   * Runs of the same session this one waits for (DATAAGENT_MULTITASK=enqueue|interrupt):
+   * it starts once each has its done, so its events never interleave with theirs.
+   */
+  afterRuns?: string[];
 }
 
 export const RUN_JOB_NAME = 'run';

@@ -53,7 +53,7 @@ export class ChatService {
     await this.admit();
 
     let sessionId = request.session_id;
-    let afterActive = false;
+    let afterRuns: string[] | undefined;
     if (sessionId) {
       const session = await this.access.getOwned(caller, sessionId);
       if (session.assistantId !== assistantId && request.assistant_id) {
@@ -66,7 +66,7 @@ export class ChatService {
           throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it, cancel it, or set DATAAGENT_MULTITASK', { run_id: active[0].runId });
         }
         if (mode === 'interrupt') await this.control.cancelSession(caller, sessionId);
-        afterActive = true;
+        afterRuns = active.map((r) => r.runId);
       }
     } else {
       sessionId = randomUUID();
@@ -82,7 +82,7 @@ export class ChatService {
       this.store.messages.append([{ sessionId, runId, role: 'user', content: request.message, metadata: {} }]),
     ]);
     await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now(), afterActive });
+    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now(), afterRuns });
     return { sessionId, runId };
   }
 

@@ -58,10 +58,7 @@ export class RunRunner {
       logger.info({ run_id: job.runId }, 'run already finished; skipping');
       return 'finished';
     }
-    if (job.afterActive && !(await log.isCancelRequested(job.runId))) {
-      const active = await store.runs.listActive(job.sessionId);
-      if (active.length > 0 && active[0].runId !== job.runId) return 'deferred';
-    }
+    if (job.afterRuns?.length && !(await log.isCancelRequested(job.runId)) && !(await this.earlierRunsDone(job.afterRuns))) return 'deferred';
     const controller = new AbortController();
     this.active.set(job.runId, controller);
     const caller: Caller = { tenantId: job.tenantId, userId: job.userId, role: 'user' };
@@ -134,6 +131,24 @@ export class RunRunner {
       await archiver.flushRun(job.runId);
     }
     return 'finished';
+  }
+
+  /**
+   * Whether the runs this one queued behind have ended: their done is in the log (the run
+   * row turns final just before the done goes out, so the log is what orders the events).
+   * A run whose log has expired counts as ended once its row is final.
+   */
+  private async earlierRunsDone(runIds: string[]): Promise<boolean> {
+    const { log, store } = this.deps;
+    for (const runId of runIds) {
+      if (await log.isSealed(runId)) continue;
+      if ((await log.lastSeq(runId)) === 0) {
+        const run = await store.runs.get(runId);
+        if (!run || (run.status !== 'queued' && run.status !== 'running')) continue;
+      }
+      return false;
+    }
+    return true;
   }
 
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {
