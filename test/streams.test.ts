@@ -118,14 +118,25 @@ describe('resumable streams, plain WebSocket and SSE', () => {
     expect(received.some((m) => m.type === 'ack' && m.ok === true && m.run_id === events[0].run_id)).toBe(true);
   });
 
-  it('closes WebSockets for unknown or foreign sessions and bad keys with clear codes', async () => {
+  it('refuses WebSockets for unknown or foreign sessions and bad keys on the HTTP upgrade', async () => {
     const { body } = await api(system.url, 'POST', '/sessions', { apiKey: TEST_API_KEY, body: {} });
     const base = system.url.replace('http', 'ws');
-    const closeOf = (url: string, headers: Record<string, string> = {}) =>
-      new Promise<[number, string]>((resolve) => new WebSocket(url, { headers }).on('close', (code, reason) => resolve([code, reason.toString()])));
-    expect(await closeOf(`${base}/ws/chat/nope?api_key=${TEST_API_KEY}`)).toEqual([4404, expect.stringContaining('session_not_found')]);
-    expect(await closeOf(`${base}/ws/chat/${body.session_id}`, { 'x-api-key': OTHER_API_KEY })).toEqual([4404, expect.stringContaining('session_not_found')]);
-    expect(await closeOf(`${base}/ws/chat/${body.session_id}`, { 'x-api-key': 'wrong' })).toEqual([4401, expect.stringContaining('invalid_api_key')]);
+    const refusal = (url: string, headers: Record<string, string> = {}) =>
+      new Promise<[number, string]>((resolve, reject) => {
+        const ws = new WebSocket(url, { headers });
+        ws.on('open', () => reject(new Error('upgraded')));
+        ws.on('error', () => undefined);
+        ws.on('unexpected-response', (_req, res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk));
+          res.on('end', () => resolve([res.statusCode ?? 0, JSON.parse(text).error_code]));
+        });
+      });
+    expect(await refusal(`${base}/ws/chat/nope?api_key=${TEST_API_KEY}`)).toEqual([404, 'session_not_found']);
+    expect(await refusal(`${base}/ws/chat/${body.session_id}`, { 'x-api-key': OTHER_API_KEY })).toEqual([404, 'session_not_found']);
+    expect(await refusal(`${base}/ws/chat/${body.session_id}`, { 'x-api-key': 'wrong' })).toEqual([401, 'invalid_api_key']);
+    expect(await refusal(`${base}/ws/chat/${body.session_id}`)).toEqual([401, 'missing_api_key']);
+    expect(await refusal(`${base}/ws/other?api_key=${TEST_API_KEY}`)).toEqual([404, 'not_found']);
   });
 
   it('closes a WebSocket whose client stops answering heartbeats', async () => {

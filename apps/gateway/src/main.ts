@@ -3,12 +3,15 @@ import { readFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { ConfigError } from '#core/config/env.js';
 import { AppModule } from './app.module.js';
 import { ApiExceptionFilter } from './common/api-exception.filter.js';
 import { validationError } from './common/validation.js';
 import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
+import { OriginPolicy } from './infra/origin-policy.js';
+import type { ApiError } from './common/api-error.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -28,11 +31,23 @@ async function main(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
   app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
-  app.enableCors({ origin: server.corsOrigins.includes('*') ? true : server.corsOrigins, credentials: true });
+  const origins = app.get(OriginPolicy);
+  // Before CORS and routing: a page from a foreign origin (or a rebound DNS name) gets nothing.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.path === '/api/v1/health') return next();
+    try {
+      origins.check(req.headers);
+      next();
+    } catch (err) {
+      const error = err as ApiError;
+      res.status(error.status).json(error.toBody());
+    }
+  });
+  app.enableCors(origins.corsOptions());
   app.setGlobalPrefix('api/v1');
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));
   app.useGlobalFilters(new ApiExceptionFilter());
-  app.useWebSocketAdapter(new ConfiguredIoAdapter(app, settings));
+  app.useWebSocketAdapter(new ConfiguredIoAdapter(app, settings, origins));
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen(server.port, server.host);
   const address = app.getHttpServer().address();

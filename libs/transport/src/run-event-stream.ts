@@ -1,4 +1,4 @@
-import type { EventDict } from '#core/events/execution-event.js';
+import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { RunEventLog } from './run-event-log.js';
 import type { SessionEventRelay } from './session-event-relay.js';
 
@@ -16,6 +16,8 @@ export interface FollowOptions {
  * Delivers a run's events after `afterSeq`, then live ones: no gap, no duplicate.
  * Subscribes first, replays from the log, then releases what arrived meanwhile.
  * @returns a function that stops following.
+ * @throws RangeError when afterSeq is not an integer in [0, MAX_SEQ]; whatever the log or the
+ *   archive throws while replaying. Nothing stays subscribed when it throws.
  */
 export async function followEvents(
   relay: SessionEventRelay,
@@ -24,6 +26,9 @@ export async function followEvents(
   onEvent: (event: EventDict) => void,
 ): Promise<() => void> {
   const { sessionId, runId } = options;
+  if (options.afterSeq !== undefined && !(Number.isInteger(options.afterSeq) && options.afterSeq >= 0 && options.afterSeq <= MAX_SEQ)) {
+    throw new RangeError(`afterSeq must be an integer from 0 to ${MAX_SEQ}`);
+  }
   const lastSeq = new Map<string, number>();
   let buffer: EventDict[] | null = runId && options.afterSeq !== undefined ? [] : null;
 
@@ -48,10 +53,13 @@ export async function followEvents(
         replay = await options.archive(runId, afterSeq);
       }
       for (const event of replay) deliver(event);
-    } finally {
       const held = buffer;
       buffer = null;
       for (const event of held) deliver(event);
+    } catch (err) {
+      buffer = null;
+      stop();
+      throw err;
     }
   }
   return stop;

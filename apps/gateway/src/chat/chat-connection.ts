@@ -4,6 +4,7 @@ import type { Caller } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
+import { MessageRateLimit, slowConsumerError } from './client-limits.js';
 import type { ControlService } from '../control/control.service.js';
 import { CancelRequestDto, ChatRequestDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
 
@@ -13,6 +14,17 @@ const MESSAGE_TYPES = ['chat', 'cancel', 'hitl_decision', 'resume', 'ping'];
 export interface ClientSink {
   event(event: EventDict | ErrorEventBody): void;
   pong(body: { timestamp: string }): void;
+  /** Bytes written to this client that it has not taken yet. */
+  bufferedBytes(): number;
+  /** Tells the client why (best effort: a stalled client may never read it) and closes the connection. */
+  drop(reason: ErrorEventBody): void;
+}
+
+export interface ConnectionLimits {
+  /** Bytes buffered for the client before it is dropped as a slow consumer. */
+  bufferMaxBytes: number;
+  /** Messages per second the client may send; a flood closes the connection. */
+  messagesPerSecond: number;
 }
 
 export type MessageAck = ({ ok: true; session_id?: string; run_id?: string } & Record<string, unknown>) | { ok: false; error_code: string };
@@ -36,6 +48,7 @@ export interface ErrorEventBody {
  */
 export class ChatConnection {
   private readonly follows = new Map<string, () => void>();
+  private readonly rate: MessageRateLimit;
   private closed = false;
 
   constructor(
@@ -44,15 +57,20 @@ export class ChatConnection {
     private readonly caller: Caller,
     private readonly sink: ClientSink,
     private readonly logger: Logger,
+    private readonly limits: ConnectionLimits,
     /** The session a plain-WebSocket connection is bound to (its URL path). */
     private readonly boundSessionId?: string,
-  ) {}
+  ) {
+    this.rate = new MessageRateLimit(limits.messagesPerSecond);
+  }
 
   /**
    * Handles one client message. Returns the acknowledgement: the run a chat started, or
    * the error code of a refused message (the error event is sent too).
    */
   async handle(raw: unknown): Promise<MessageAck> {
+    if (this.closed) return { ok: false, error_code: 'connection_closed' };
+    if (!this.admit()) return { ok: false, error_code: 'too_many_messages' };
     let sessionId = '';
     try {
       const message = await validateDto(SocketMessageDto, parse(raw));
@@ -67,6 +85,7 @@ export class ChatConnection {
       switch (message.type) {
         case 'ping':
           this.sink.pong({ timestamp: new Date().toISOString() });
+          this.checkBuffer(null, 0);
           return { ok: true };
         case 'chat':
           return await this.startChat(await validateDto(ChatRequestDto, payload));
@@ -92,6 +111,38 @@ export class ChatConnection {
     }
   }
 
+  /**
+   * Counts one message from the client against its rate; a client over it is dropped.
+   * @returns false when the message must be ignored.
+   */
+  admit(): boolean {
+    if (this.closed) return false;
+    if (this.rate.take()) return true;
+    this.drop({
+      ...slowConsumerError(null, 0, 0),
+      error: `More than ${this.limits.messagesPerSecond} messages per second; the connection was closed`,
+      error_code: 'too_many_messages',
+      details: { messages_per_second: this.limits.messagesPerSecond },
+    });
+    return false;
+  }
+
+  /**
+   * Drops the client when more than the buffer limit waits for it: a client that stopped
+   * reading must not grow the gateway's memory. It resumes by seq when it comes back.
+   */
+  checkBuffer(run: { sessionId: string; runId: string } | null, lastSentSeq: number): void {
+    if (this.closed || this.sink.bufferedBytes() <= this.limits.bufferMaxBytes) return;
+    this.logger.warn(`dropping a slow client: more than ${this.limits.bufferMaxBytes} bytes buffered`);
+    this.drop(slowConsumerError(run, lastSentSeq, this.limits.bufferMaxBytes));
+  }
+
+  private drop(reason: ErrorEventBody): void {
+    if (this.closed) return;
+    this.close();
+    this.sink.drop(reason);
+  }
+
   /** Stops following every run; called when the client disconnects. */
   close(): void {
     this.closed = true;
@@ -111,7 +162,9 @@ export class ChatConnection {
     this.follows.delete(runId);
     let finished = false;
     const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event) => {
+      if (this.closed) return;
       this.sink.event(event);
+      this.checkBuffer({ sessionId, runId }, event.seq);
       if (event.event_type === 'done') {
         finished = true;
         this.follows.get(runId)?.();
@@ -125,6 +178,7 @@ export class ChatConnection {
   private sendError(err: unknown, sessionId: string): string {
     const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error');
     if (!(err instanceof ApiError)) this.logger.error(err instanceof Error ? err.stack ?? err.message : String(err));
+    if (this.closed) return error.errorCode;
     this.sink.event({
       event_type: 'error',
       timestamp: new Date().toISOString(),
@@ -136,6 +190,7 @@ export class ChatConnection {
       details: { status: error.status, ...error.details },
       recoverable: true,
     });
+    this.checkBuffer(null, 0);
     return error.errorCode;
   }
 }

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { ConnectedSocket, MessageBody, type OnGatewayConnection, type OnGatewayDisconnect, type OnGatewayInit, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import type { Namespace, Socket } from 'socket.io';
 import type { Caller } from '#core/session/caller.js';
@@ -7,6 +7,11 @@ import { ApiError } from '../common/api-error.js';
 import { ChatConnection, type MessageAck } from './chat-connection.js';
 import { ChatService } from './chat.service.js';
 import { ControlService } from '../control/control.service.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS } from '../infra/tokens.js';
+
+/** How long a dropped client gets to take its last bytes before its transport is cut. */
+const DROP_GRACE_MS = 2_000;
 
 interface SocketData {
   caller: Caller;
@@ -18,7 +23,12 @@ interface SocketData {
 export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, OnGatewayDisconnect {
   private readonly logger = new Logger('socket.io');
 
-  constructor(private readonly chat: ChatService, private readonly control: ControlService, private readonly keys: ApiKeyService) {}
+  constructor(
+    private readonly chat: ChatService,
+    private readonly control: ControlService,
+    private readonly keys: ApiKeyService,
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+  ) {}
 
   afterInit(namespace: Namespace): void {
     namespace.use((socket, next) => {
@@ -36,10 +46,29 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
 
   handleConnection(socket: Socket): void {
     const data = socket.data as SocketData;
-    data.connection = new ChatConnection(this.chat, this.control, data.caller, {
-      event: (event) => socket.emit('event', event),
-      pong: (body) => socket.emit('pong', body),
-    }, this.logger);
+    const queued = queuedBytes(socket);
+    const { clientBufferMaxBytes, clientMessagesPerSecond } = this.settings.server;
+    data.connection = new ChatConnection(
+      this.chat,
+      this.control,
+      data.caller,
+      {
+        event: (event) => socket.emit('event', event),
+        pong: (body) => socket.emit('pong', body),
+        bufferedBytes: queued,
+        drop: (reason) => {
+          socket.emit('event', reason);
+          socket.disconnect(true);
+          // engine.io closes only once its buffer drains, which a stalled client never lets happen.
+          setTimeout(() => {
+            socket.conn.close(true);
+            (socket.conn.transport as unknown as { socket?: { terminate?: () => void } }).socket?.terminate?.();
+          }, DROP_GRACE_MS).unref();
+        },
+      },
+      this.logger,
+      { bufferMaxBytes: clientBufferMaxBytes, messagesPerSecond: clientMessagesPerSecond },
+    );
   }
 
   handleDisconnect(socket: Socket): void {
@@ -51,4 +80,20 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
   onMessage(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<MessageAck> | undefined {
     return (socket.data as SocketData).connection?.handle(body);
   }
+}
+
+/**
+ * Bytes the client has not taken yet: packets engine.io holds (they wait while the transport is
+ * still writing) plus what the websocket transport has written but the socket not sent.
+ */
+function queuedBytes(socket: Socket): () => number {
+  const conn = socket.conn;
+  const size = (packet: { data?: unknown }) =>
+    typeof packet.data === 'string' ? packet.data.length : Buffer.isBuffer(packet.data) ? packet.data.length : 0;
+  let held = 0;
+  conn.on('packetCreate', (packet: { data?: unknown }) => (held += size(packet)));
+  conn.on('flush', (packets: Array<{ data?: unknown }>) => {
+    for (const packet of packets) held -= size(packet);
+  });
+  return () => held + ((conn.transport as unknown as { socket?: { bufferedAmount?: number } }).socket?.bufferedAmount ?? 0);
 }

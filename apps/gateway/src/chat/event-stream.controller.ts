@@ -1,11 +1,17 @@
-import { Body, Controller, Get, Headers, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Inject, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { EventDict } from '#core/events/execution-event.js';
+import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS } from '../infra/tokens.js';
+import { slowConsumerError } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
+
+/** How long a dropped slow client gets to take its last bytes before its socket is destroyed. */
+const DROP_GRACE_MS = 2_000;
 
 /** Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID resumes. */
 @Controller()
@@ -13,7 +19,7 @@ export class EventStreamController implements OnApplicationShutdown {
   /** Open streams, ended on shutdown so the gateway can stop; clients resume elsewhere by Last-Event-ID. */
   private readonly open = new Set<() => void>();
 
-  constructor(private readonly chat: ChatService) {}
+  constructor(private readonly chat: ChatService, @Inject(SETTINGS) private readonly settings: GatewaySettings) {}
 
   onApplicationShutdown(): void {
     for (const end of [...this.open]) end();
@@ -23,7 +29,7 @@ export class EventStreamController implements OnApplicationShutdown {
   @Post('chat/stream')
   async stream(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const run = await this.chat.submit(caller, body, String(req.id ?? ''));
-    await this.pipe(run, 0, req, res);
+    await this.pipe(run, 0, res);
   }
 
   /** Replays a run's events after Last-Event-ID (or ?after_seq), then streams live ones until done. */
@@ -32,17 +38,20 @@ export class EventStreamController implements OnApplicationShutdown {
     @CurrentCaller() caller: Caller,
     @Param('runId') runId: string,
     @Headers('last-event-id') lastEventId: string | undefined,
-    @Query('after_seq') afterSeqQuery: string | undefined,
-    @Req() req: Request,
+    @Query('after_seq') afterSeqQuery: unknown,
     @Res() res: Response,
   ): Promise<void> {
+    const afterSeq = parseAfterSeq(runId, lastEventId, afterSeqQuery);
     const run = await this.chat.resolveRun(caller, undefined, runId);
-    await this.pipe(run, parseAfterSeq(runId, lastEventId, afterSeqQuery), req, res);
+    await this.pipe(run, afterSeq, res);
   }
 
-  private async pipe(run: SubmittedRun, afterSeq: number, req: Request, res: Response): Promise<void> {
-    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-    res.flushHeaders();
+  /**
+   * Streams the run to `res` until its done, the client leaves, or the client falls more than
+   * DATAAGENT_CLIENT_BUFFER_MAX_BYTES behind (then a `slow_consumer` error ends the stream).
+   */
+  private async pipe(run: SubmittedRun, afterSeq: number, res: Response): Promise<void> {
+    const limit = this.settings.server.clientBufferMaxBytes;
     let stop: (() => void) | undefined;
     let ended = false;
     const end = () => {
@@ -52,25 +61,48 @@ export class EventStreamController implements OnApplicationShutdown {
       stop?.();
       res.end();
     };
-    this.open.add(end);
+    const send = (name: string, id: string | null, body: unknown) => {
+      res.write(`${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(body)}\n\n`);
+    };
     const write = (event: EventDict) => {
       if (ended) return;
-      res.write(`id: ${event.run_id}:${event.seq}\nevent: ${event.event_type}\ndata: ${JSON.stringify(event)}\n\n`);
-      if (event.event_type === 'done') end();
+      send(event.event_type, `${event.run_id}:${event.seq}`, event);
+      if (event.event_type === 'done') return end();
+      // writableLength counts what the response and its socket still hold for this client.
+      if (res.writableLength > limit) {
+        send('error', null, slowConsumerError(run, event.seq, limit));
+        end();
+        setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
+      }
     };
-    req.on('close', end);
-    stop = await this.chat.follow(run, afterSeq, write);
+    this.open.add(end);
+    // The response's close, not the request's: the request closes once its body is read.
+    res.on('close', end);
+    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    try {
+      stop = await this.chat.follow(run, afterSeq, write);
+    } catch (err) {
+      this.open.delete(end);
+      ended = true;
+      if (!res.headersSent) throw err;
+      send('error', null, { event_type: 'error', error_code: 'stream_failed', error: 'The event stream failed; resume with Last-Event-ID', recoverable: true });
+      res.end();
+      return;
+    }
     if (ended) stop();
+    else res.flushHeaders();
   }
 }
 
-function parseAfterSeq(runId: string, lastEventId: string | undefined, query: string | undefined): number {
+function parseAfterSeq(runId: string, lastEventId: string | undefined, query: unknown): number {
   if (lastEventId) {
-    const match = /^(.+):(\d+)$/.exec(lastEventId.trim());
-    if (!match || match[1] !== runId) throw new ApiError(400, 'invalid_last_event_id', 'Last-Event-ID must be <run_id>:<seq> of this run');
+    const match = /^(.+):(\d{1,10})$/.exec(lastEventId.trim());
+    if (!match || match[1] !== runId || Number(match[2]) > MAX_SEQ) throw new ApiError(400, 'invalid_last_event_id', 'Last-Event-ID must be <run_id>:<seq> of this run');
     return Number(match[2]);
   }
   if (query === undefined) return 0;
-  if (!/^\d+$/.test(query)) throw new ApiError(422, 'validation_failed', 'after_seq must be a non-negative integer', { fields: { after_seq: ['must be a non-negative integer'] } });
+  if (typeof query !== 'string' || !/^\d{1,10}$/.test(query) || Number(query) > MAX_SEQ) {
+    throw new ApiError(422, 'validation_failed', `after_seq must be an integer from 0 to ${MAX_SEQ}`, { fields: { after_seq: [`must be an integer from 0 to ${MAX_SEQ}`] } });
+  }
   return Number(query);
 }

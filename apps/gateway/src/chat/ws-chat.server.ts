@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
@@ -8,6 +8,7 @@ import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
+import { OriginPolicy } from '../infra/origin-policy.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { ChatConnection } from './chat-connection.js';
@@ -15,17 +16,29 @@ import { ChatService } from './chat.service.js';
 
 const PATH = /^\/ws\/chat\/([A-Za-z0-9_-]{1,64})\/?$/;
 
-/** Close codes: 4401 unauthorized, 4404 unknown or foreign session, 4408 heartbeat missed. */
-export const WS_CLOSE = { unauthorized: 4401, notFound: 4404, idle: 4408, shuttingDown: 1001 } as const;
+/** How long a dropped client gets to take its last bytes before its socket is destroyed. */
+const DROP_GRACE_MS = 2_000;
+
+/**
+ * Close codes: 4401 unauthorized and 4404 unknown session (kept for clients that learnt them;
+ * the upgrade itself now answers 401/404), 4408 heartbeat missed, 4409 slow consumer,
+ * 1008 too many messages.
+ */
+export const WS_CLOSE = { unauthorized: 4401, notFound: 4404, idle: 4408, slowConsumer: 4409, policy: 1008, shuttingDown: 1001 } as const;
 
 /**
  * Plain WebSocket at /ws/chat/{session_id}: the same {type, payload} JSON as Socket.IO
  * and the same event dicts back, through the same ChatConnection.
+ *
+ * Nothing is upgraded before the origin, the key and the session have been checked: a refused
+ * client gets an HTTP status and a JSON body, and never a WebSocket. Every socket has an error
+ * listener from its first moment, so a malformed frame costs that socket and nothing else.
  */
 @Injectable()
 export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ws');
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 2 * 1024 * 1024 });
+  // autoPong off: a flood of pings from a client that never reads would queue a pong for each.
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 2 * 1024 * 1024, autoPong: false });
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
@@ -35,6 +48,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly access: SessionAccess,
     private readonly chat: ChatService,
     private readonly control: ControlService,
+    private readonly origins: OriginPolicy,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -42,11 +56,8 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = new URL(req.url ?? '/', 'http://gateway').pathname;
       if (!path.startsWith('/ws/')) return; // Socket.IO handles its own path
-      this.wss.handleUpgrade(req, socket, head, (ws) => {
-        // noServer mode emits no 'connection' itself; the heartbeat relies on it.
-        this.wss.emit('connection', ws, req);
-        void this.accept(ws, req);
-      });
+      socket.on('error', () => socket.destroy());
+      void this.upgrade(req, socket, head, path);
     });
     const alive = new WeakMap<WebSocket, boolean>();
     this.wss.on('connection', (ws) => {
@@ -74,34 +85,82 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     this.wss.close();
   }
 
-  private async accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
-    // Messages sent right after the upgrade wait here until the caller is checked.
-    const early: Array<{ data: unknown; isBinary: boolean }> = [];
-    let onMessage = (data: unknown, isBinary: boolean) => void early.push({ data, isBinary });
-    ws.on('message', (data, isBinary) => onMessage(data, isBinary));
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    const match = PATH.exec(url.pathname);
-    if (!match) return ws.close(WS_CLOSE.notFound, 'unknown path: use /ws/chat/{session_id}');
-    const sessionId = match[1];
+  /** Checks origin, key and session, then upgrades; refusals are plain HTTP answers. */
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, path: string): Promise<void> {
     let caller: Caller;
+    let sessionId: string;
     try {
+      this.origins.check(req.headers);
+      const match = PATH.exec(path);
+      if (!match) throw new ApiError(404, 'not_found', 'Unknown path: use /ws/chat/{session_id}');
+      sessionId = match[1];
+      const url = new URL(req.url ?? '/', 'http://gateway');
       const header = req.headers['x-api-key'];
       caller = this.keys.resolve((Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('api_key') ?? undefined);
       await this.access.getOwned(caller, sessionId);
     } catch (err) {
-      const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error');
-      return ws.close(error.status === 401 ? WS_CLOSE.unauthorized : WS_CLOSE.notFound, `${error.errorCode}: ${error.message}`.slice(0, 120));
+      refuse(socket, err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error'));
+      return;
     }
+    if (socket.destroyed) return;
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', (err) => this.logger.debug?.(`websocket closed on a protocol error: ${err.message}`));
+      // noServer mode emits no 'connection' itself; the heartbeat relies on it.
+      this.wss.emit('connection', ws, req);
+      this.accept(ws, caller, sessionId);
+    });
+  }
+
+  private accept(ws: WebSocket, caller: Caller, sessionId: string): void {
+    const { clientBufferMaxBytes, clientMessagesPerSecond } = this.settings.server;
     const send = (body: unknown) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(body));
     };
-    const connection = new ChatConnection(this.chat, this.control, caller, { event: send, pong: (body) => send({ type: 'pong', ...body }) }, this.logger, sessionId);
-    onMessage = (data, isBinary) => {
+    const connection = new ChatConnection(
+      this.chat,
+      this.control,
+      caller,
+      {
+        event: send,
+        pong: (body) => send({ type: 'pong', ...body }),
+        bufferedBytes: () => ws.bufferedAmount,
+        drop: (reason) => {
+          send(reason);
+          const code = reason.error_code === 'slow_consumer' ? WS_CLOSE.slowConsumer : WS_CLOSE.policy;
+          ws.close(code, `${reason.error_code}: ${reason.error_code === 'slow_consumer' ? 'resume from the last seq you received' : 'slow down'}`);
+          setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
+        },
+      },
+      this.logger,
+      { bufferMaxBytes: clientBufferMaxBytes, messagesPerSecond: clientMessagesPerSecond },
+      sessionId,
+    );
+    ws.on('message', (data, isBinary) => {
       const raw = isBinary ? data : Buffer.isBuffer(data) ? data.toString() : String(data);
-      void connection.handle(raw).then((ack) => send({ type: 'ack', ...ack }));
-    };
-    for (const m of early.splice(0)) onMessage(m.data, m.isBinary);
+      void connection.handle(raw).then((ack) => {
+        send({ type: 'ack', ...ack });
+        connection.checkBuffer(null, 0);
+      });
+    });
+    // Protocol-level pings count against the message rate like any message.
+    ws.on('ping', (data) => {
+      if (!connection.admit() || ws.readyState !== ws.OPEN) return;
+      ws.pong(data);
+      connection.checkBuffer(null, 0);
+    });
     ws.on('close', () => connection.close());
     ws.on('error', () => connection.close());
   }
+}
+
+/** Answers a refused upgrade with an HTTP status and the usual JSON error body, then closes. */
+function refuse(socket: Duplex, error: ApiError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(error.toBody());
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
+      'Connection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

@@ -9,6 +9,7 @@ import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
 import type { GatewaySettings } from './gateway-config.js';
+import { OriginPolicy } from './origin-policy.js';
 import { REDIS, SETTINGS, STORE, SUBSCRIBER } from './tokens.js';
 
 /** Connections the gateway holds: Redis (commands, one subscriber), the queue, the store. */
@@ -36,8 +37,9 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: RunQueue, inject: [REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
         { provide: ControlBus, inject: [REDIS], useFactory: (r: Redis) => new ControlBus(r) },
         { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r, settings.server.hitlTimeoutSeconds + redis.runLogTtlSeconds) },
+        { provide: OriginPolicy, useValue: originPolicyFor(settings) },
       ],
-      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, HitlRequests],
+      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, HitlRequests, OriginPolicy],
     };
   }
 
@@ -46,4 +48,9 @@ export class InfraModule implements OnApplicationShutdown {
     await Promise.all([this.redis.quit(), this.subscriber.quit()].map((p) => p.catch(() => undefined)));
     await this.store.close().catch(() => undefined);
   }
+}
+
+export function originPolicyFor(settings: GatewaySettings): OriginPolicy {
+  const { authDisabled, corsOrigins, allowedHosts } = settings.server;
+  return new OriginPolicy({ authDisabled, corsOrigins, allowedHosts });
 }

@@ -21,6 +21,18 @@ export class ServerConfig {
   @Env('DATAAGENT_CORS_ORIGINS', 'list') @IsString({ each: true })
   corsOrigins: string[] = ['*'];
 
+  /** Host names served besides loopback while auth is off (the quick start answers only loopback). */
+  @Env('DATAAGENT_ALLOWED_HOSTS', 'list') @IsString({ each: true })
+  allowedHosts: string[] = [];
+
+  /** Bytes of events buffered for one client before it is dropped as a slow consumer (it resumes by seq). */
+  @Env('DATAAGENT_CLIENT_BUFFER_MAX_BYTES', 'int') @IsInt() @Min(1024)
+  clientBufferMaxBytes = 8 * 1024 * 1024;
+
+  /** Messages per second one socket may send (a burst of twice as many); a flood closes it. */
+  @Env('DATAAGENT_CLIENT_MESSAGES_PER_SECOND', 'number') @IsNumber() @Min(1)
+  clientMessagesPerSecond = 50;
+
   @Env('DATAAGENT_SESSION_TIMEOUT', 'int') @IsInt() @Min(1)
   sessionTimeoutSeconds = 3600;
 

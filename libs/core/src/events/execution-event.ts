@@ -17,6 +17,9 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** The highest seq a run can reach (the archive's unsigned int column); resume positions above it are invalid. */
+export const MAX_SEQ = 4_294_967_295;
+
 /** The JSON form of an event. Every event carries the envelope fields. */
 export interface EventDict {
   event_type: EventType;

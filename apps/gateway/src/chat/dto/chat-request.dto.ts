@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { MAX_SEQ } from '#core/events/execution-event.js';
 
 /** A chat turn, the same over REST, Socket.IO and WebSocket. */
 export class ChatRequestDto {
@@ -44,6 +45,6 @@ export class ResumeRequestDto {
   @IsOptional() @IsString() @MaxLength(64)
   run_id?: string;
 
-  @IsInt({ message: 'after_seq must be an integer' }) @Min(0)
+  @IsInt({ message: 'after_seq must be an integer' }) @Min(0) @Max(MAX_SEQ)
   after_seq: number;
 }

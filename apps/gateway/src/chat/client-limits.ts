@@ -1,0 +1,38 @@
+import type { ErrorEventBody } from './chat-connection.js';
+
+/**
+ * The error a client gets when it falls too far behind and is dropped. It is recoverable: the
+ * client reconnects and resumes from the last seq it received (resume message, Last-Event-ID).
+ */
+export function slowConsumerError(run: { sessionId: string; runId: string } | null, lastSentSeq: number, limit: number): ErrorEventBody {
+  return {
+    event_type: 'error',
+    timestamp: new Date().toISOString(),
+    session_id: run?.sessionId ?? '',
+    run_id: run?.runId ?? '',
+    seq: 0,
+    error: `The connection fell more than ${limit} bytes behind and was closed; reconnect and resume from the last seq you received`,
+    error_code: 'slow_consumer',
+    details: { buffer_limit: limit, last_sent_seq: lastSentSeq },
+    recoverable: true,
+  };
+}
+
+/** A token bucket: `rate` messages per second on average, bursts of `burst`. */
+export class MessageRateLimit {
+  private tokens: number;
+  private at = Date.now();
+
+  constructor(private readonly rate: number, private readonly burst = rate * 2) {
+    this.tokens = burst;
+  }
+
+  /** Takes one token; false when the client is over its rate. */
+  take(now = Date.now()): boolean {
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.rate);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
