@@ -348,6 +348,27 @@ export function conversationStoreContract(open: OpenStore): void {
         [runs[3].runId, 'queued'],
       ]);
     });
+
+    it('purges the rows a run wrote after its session was deleted, and only then', async () => {
+      const s = await newSession();
+      const run = await newRun(s.sessionId);
+      const write = async () => {
+        await store.messages.append([{ sessionId: s.sessionId, runId: run.runId, role: 'assistant', content: 'late answer', metadata: {} }]);
+        await store.events.appendBatch(run.runId, [{ event_type: 'done', timestamp: now().toISOString(), session_id: s.sessionId, run_id: run.runId, seq: 1, cancelled: true }]);
+      };
+      await write();
+      expect(await store.runs.purgeIfOrphaned(run.runId, s.sessionId)).toBe(false);
+      expect(await store.messages.count(s.sessionId)).toBe(1);
+
+      await store.sessions.delete(s.sessionId);
+      // The run was still writing: its rows land after the session's delete.
+      await newRun(s.sessionId, run.runId);
+      await write();
+      expect(await store.runs.purgeIfOrphaned(run.runId, s.sessionId)).toBe(true);
+      expect(await store.runs.get(run.runId)).toBeNull();
+      expect(await store.messages.count(s.sessionId)).toBe(0);
+      expect(await store.events.list(run.runId, 0)).toEqual([]);
+    });
   });
 
   describe('run events', () => {

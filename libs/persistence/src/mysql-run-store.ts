@@ -1,5 +1,7 @@
 import { In, type DataSource, type Repository } from 'typeorm';
 import type { RunRecord, RunStatus, RunStore } from '#core/session/session-store.js';
+import { MessageEntity } from './entities/message.entity.js';
+import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
 import { RunEntity } from './entities/run.entity.js';
 import { toRunRecord } from './record-mappers.js';
 
@@ -10,7 +12,7 @@ export class MysqlRunStore implements RunStore {
   private readonly repo: Repository<RunEntity>;
 
   constructor(
-    dataSource: DataSource,
+    private readonly dataSource: DataSource,
     private readonly now: () => Date,
   ) {
     this.repo = dataSource.getRepository(RunEntity);
@@ -64,5 +66,17 @@ export class MysqlRunStore implements RunStore {
   async listActive(sessionId: string): Promise<RunRecord[]> {
     const rows = await this.repo.find({ where: { sessionId, status: In(ACTIVE) }, order: { id: 'ASC' } });
     return rows.map(toRunRecord);
+  }
+
+  async purgeIfOrphaned(runId: string, sessionId: string): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      // A shared lock on the session row (or its gap): a concurrent create or delete waits for us.
+      const found = await manager.query('SELECT 1 AS found FROM sessions WHERE session_id = ? LOCK IN SHARE MODE', [sessionId]);
+      if (found.length > 0) return false;
+      await manager.delete(RunEventBatchEntity, { runId });
+      await manager.delete(MessageEntity, { runId });
+      await manager.delete(RunEntity, { runId });
+      return true;
+    });
   }
 }

@@ -15,18 +15,23 @@ export interface HitlRecord {
 
 /**
  * Compare-and-set of a pending request: only its owner may decide, and only once.
- * Returns 'ok', 'missing' (unknown or another user's), or 'decided:<status>'.
+ * Returns {'ok', run_id, session_id}, {'missing'} (unknown, expired or another user's), or
+ * {'decided:<status>'}: the run is read in the same step, so a record that expires right
+ * after the decision cannot leave the caller without it.
  */
 const DECIDE_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
-local owner = redis.call('HMGET', KEYS[1], 'tenant_id', 'user_id', 'status')
-if ARGV[1] ~= '*' and (owner[1] ~= ARGV[1] or owner[2] ~= ARGV[2]) then return 'missing' end
-if owner[3] ~= 'pending' then return 'decided:' .. owner[3] end
+local owner = redis.call('HMGET', KEYS[1], 'tenant_id', 'user_id', 'status', 'run_id', 'session_id')
+if not owner[3] or not owner[4] then return {'missing'} end
+if ARGV[1] ~= '*' and (owner[1] ~= ARGV[1] or owner[2] ~= ARGV[2]) then return {'missing'} end
+if owner[3] ~= 'pending' then return {'decided:' .. owner[3]} end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'message', ARGV[4])
-return 'ok'
+return {'ok', owner[4], owner[5]}
 `;
 
-type DecideCommand = (key: string, tenant: string, user: string, status: string, message: string) => Promise<string>;
+type DecideCommand = (key: string, tenant: string, user: string, status: string, message: string) => Promise<string[]>;
+
+/** What a decision did: `ok` names the request's run; otherwise `missing` or `decided:<status>`. */
+export type DecideOutcome = { outcome: 'ok'; runId: string; sessionId: string } | { outcome: string; runId?: undefined; sessionId?: undefined };
 
 /** HITL requests in Redis: the durable record behind every decision message. */
 export class HitlRequests {
@@ -55,11 +60,12 @@ export class HitlRequests {
 
   /**
    * Decides a pending request for its owner (`owner` null: the system, e.g. a timeout).
-   * @returns 'ok' | 'missing' | 'decided:<status>'
+   * @returns `ok` with the request's run, `missing`, or `decided:<status>`.
    */
-  async decide(requestId: string, owner: { tenantId: string; userId: string } | null, status: Exclude<HitlStatus, 'pending'>, message = ''): Promise<string> {
+  async decide(requestId: string, owner: { tenantId: string; userId: string } | null, status: Exclude<HitlStatus, 'pending'>, message = ''): Promise<DecideOutcome> {
     const decide = (this.redis as unknown as { hitlDecide: DecideCommand }).hitlDecide.bind(this.redis);
-    return decide(redisKeys.hitlRequest(requestId), owner?.tenantId ?? '*', owner?.userId ?? '*', status, message);
+    const [outcome, runId, sessionId] = await decide(redisKeys.hitlRequest(requestId), owner?.tenantId ?? '*', owner?.userId ?? '*', status, message);
+    return outcome === 'ok' ? { outcome, runId: runId!, sessionId: sessionId! } : { outcome };
   }
 
   /** Approves the rest of a session's requests. */

@@ -7,7 +7,7 @@ export const redisKeys = {
   runLog: (runId: string) => `da:run:{${runId}}:log`,
   runDone: (runId: string) => `da:run:{${runId}}:done`,
   runCancel: (runId: string) => `da:run:{${runId}}:cancel`,
-  sessionActive: (sessionId: string) => `da:session:{${sessionId}}:active`,
+  sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,
   sessionChannel: (sessionId: string) => `da:events:${sessionId}`,
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,

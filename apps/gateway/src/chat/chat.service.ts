@@ -7,6 +7,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { followEvents } from '#transport/run-event-stream.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
+import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -14,6 +15,9 @@ import { SETTINGS, STORE } from '../infra/tokens.js';
 import { ControlService } from '../control/control.service.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
+
+/** How long a chat waits for another chat of its session to be admitted (enqueue and interrupt modes). */
+const ADMISSION_WAIT_MS = 5_000;
 
 export interface SubmittedRun {
   sessionId: string;
@@ -36,6 +40,7 @@ export class ChatService {
     private readonly relay: SessionEventRelay,
     private readonly queue: RunQueue,
     private readonly control: ControlService,
+    private readonly admission: SessionAdmission,
   ) {}
 
   /**
@@ -52,37 +57,53 @@ export class ChatService {
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
     await this.admit();
 
-    let sessionId = request.session_id;
-    let afterRuns: string[] | undefined;
-    if (sessionId) {
-      const session = await this.access.getOwned(caller, sessionId);
-      if (session.assistantId !== assistantId && request.assistant_id) {
-        throw new ApiError(409, 'assistant_mismatch', `session ${sessionId} belongs to assistant ${session.assistantId}`);
-      }
-      const active = await this.store.runs.listActive(sessionId);
-      if (active.length > 0) {
-        const mode = server.multitask;
-        if (mode === 'reject') {
-          throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it, cancel it, or set DATAAGENT_MULTITASK', { run_id: active[0].runId });
-        }
-        if (mode === 'interrupt') await this.control.cancelSession(caller, sessionId);
-        afterRuns = active.map((r) => r.runId);
-      }
-    } else {
-      sessionId = randomUUID();
+    if (!request.session_id) {
+      const sessionId = randomUUID();
+      const runId = randomUUID();
+      // No foreign keys between these rows: write them side by side.
+      await Promise.all([
+        this.store.sessions.create({ sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) }),
+        ...this.runRows(caller, sessionId, runId, assistantId, request.message),
+      ]);
+      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, requestId);
     }
 
-    const runId = randomUUID();
-    // No foreign keys between these rows: write them side by side.
-    await Promise.all([
-      request.session_id
-        ? this.store.sessions.update(sessionId, { lastActiveAt: new Date() })
-        : this.store.sessions.create({ sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) }),
+    const sessionId = request.session_id;
+    const session = await this.access.getOwned(caller, sessionId);
+    if (session.assistantId !== assistantId && request.assistant_id) {
+      throw new ApiError(409, 'assistant_mismatch', `session ${sessionId} belongs to assistant ${session.assistantId}`);
+    }
+    const mode = server.multitask;
+    // Looking for active runs and creating this one happen under the session's admission lock.
+    const admitted = await this.admission.exclusive(sessionId, mode === 'reject' ? 0 : ADMISSION_WAIT_MS, async () => {
+      const active = await this.store.runs.listActive(sessionId);
+      if (active.length > 0 && mode === 'reject') {
+        throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it, cancel it, or set DATAAGENT_MULTITASK', { run_id: active[0].runId });
+      }
+      if (active.length > 0 && mode === 'interrupt') await this.control.cancelSession(caller, sessionId);
+      const runId = randomUUID();
+      await Promise.all([this.store.sessions.update(sessionId, { lastActiveAt: new Date() }), ...this.runRows(caller, sessionId, runId, assistantId, request.message)]);
+      return { runId, afterRuns: active.length > 0 ? active.map((r) => r.runId) : undefined };
+    });
+    if (admitted === 'busy') {
+      if (mode === 'reject') throw new ApiError(409, 'run_in_progress', 'Another message of this session is being started; wait for its run, or set DATAAGENT_MULTITASK', {});
+      throw new ApiError(503, 'session_busy', 'Too many messages for this session at once; retry shortly', {}, { 'Retry-After': '1' });
+    }
+    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, requestId, admitted.afterRuns);
+  }
+
+  /** The run's row and the user's message. */
+  private runRows(caller: Caller, sessionId: string, runId: string, assistantId: string, message: string): Promise<unknown>[] {
+    return [
       this.store.runs.create({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId }),
-      this.store.messages.append([{ sessionId, runId, role: 'user', content: request.message, metadata: {} }]),
-    ]);
+      this.store.messages.append([{ sessionId, runId, role: 'user', content: message, metadata: {} }]),
+    ];
+  }
+
+  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, requestId?: string, afterRuns?: string[]): Promise<SubmittedRun> {
+    const { sessionId, runId } = run;
     await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message: request.message, requestId, enqueuedAt: Date.now(), afterRuns });
+    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message, requestId, enqueuedAt: Date.now(), afterRuns });
     return { sessionId, runId };
   }
 

@@ -71,15 +71,14 @@ export class ControlService {
    * @throws ApiError 404 (unknown or another user's request), 409 (already decided or expired).
    */
   async decide(caller: Caller, requestId: string, decision: HitlDecisionType, message = ''): Promise<{ request_id: string; decision: HitlDecisionType; accepted: true }> {
-    const outcome = await this.hitl.decide(requestId, caller, decision === 'reject' ? 'reject' : 'approve', message);
-    if (outcome === 'missing') throw ApiError.notFound('hitl_request', requestId);
-    if (outcome !== 'ok') {
-      const status = outcome.replace('decided:', '');
+    const decided = await this.hitl.decide(requestId, caller, decision === 'reject' ? 'reject' : 'approve', message);
+    if (decided.outcome === 'missing') throw ApiError.notFound('hitl_request', requestId);
+    if (decided.outcome !== 'ok') {
+      const status = decided.outcome.replace('decided:', '');
       throw new ApiError(409, 'hitl_already_decided', `This request was already decided (${status})`, { request_id: requestId, status });
     }
-    const record = (await this.hitl.get(requestId))!;
-    if (decision === 'approve_all') await this.hitl.approveAll(record.sessionId, this.settings.server.sessionTimeoutSeconds);
-    await this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: record.runId });
+    if (decision === 'approve_all') await this.hitl.approveAll(decided.sessionId!, this.settings.server.sessionTimeoutSeconds);
+    await this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: decided.runId! });
     return { request_id: requestId, decision, accepted: true };
   }
 }

@@ -7,6 +7,7 @@ import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
+import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { OriginPolicy } from './origin-policy.js';
@@ -38,8 +39,9 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: ControlBus, inject: [REDIS], useFactory: (r: Redis) => new ControlBus(r) },
         { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r, settings.server.hitlTimeoutSeconds + redis.runLogTtlSeconds) },
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
+        { provide: SessionAdmission, inject: [REDIS], useFactory: (r: Redis) => new SessionAdmission(r) },
       ],
-      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, HitlRequests, OriginPolicy],
+      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, HitlRequests, OriginPolicy, SessionAdmission],
     };
   }
 

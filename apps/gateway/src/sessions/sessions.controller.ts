@@ -6,6 +6,7 @@ import { ApiError } from '../common/api-error.js';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ControlService } from '../control/control.service.js';
 import { STORE } from '../infra/tokens.js';
 import { SessionAccess, sessionView } from './session-access.service.js';
 
@@ -27,7 +28,11 @@ export class CreateSessionDto {
 
 @Controller('sessions')
 export class SessionsController {
-  constructor(@Inject(STORE) private readonly store: ConversationStore, private readonly access: SessionAccess) {}
+  constructor(
+    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly access: SessionAccess,
+    private readonly control: ControlService,
+  ) {}
 
   /** The caller's sessions, most recently active first. */
   @Get()
@@ -51,10 +56,12 @@ export class SessionsController {
     return { ...sessionView(session), message_count: await this.store.messages.count(id) };
   }
 
-  /** Deletes the session with its history and run records. */
+  /** Deletes the session with its history and run records; its active runs are cancelled first. */
   @Delete(':id')
   async remove(@CurrentCaller() caller: Caller, @Param('id') id: string) {
     await this.access.getOwned(caller, id);
+    // The worker stops at its next step; rows it still writes are purged when its run ends.
+    await this.control.cancelSession(caller, id);
     await this.store.sessions.delete(id);
     return { session_id: id, deleted: true };
   }

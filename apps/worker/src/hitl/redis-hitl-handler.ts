@@ -43,7 +43,7 @@ export class RedisHitlHandler implements HitlHandler {
         signal.addEventListener('abort', onAbort, { once: true });
         timer = setTimeout(async () => {
           // A decision may land at the same moment: the compare-and-set decides which wins.
-          const outcome = await this.requests.decide(requestId, null, 'timeout', 'No decision in time');
+          const { outcome } = await this.requests.decide(requestId, null, 'timeout', 'No decision in time');
           resolve(outcome === 'ok' ? { type: 'reject', message: 'No decision in time' } : (await read()) ?? { type: 'reject', message: 'No decision in time' });
         }, this.timeoutMs);
         // The decision may have been recorded before we started listening.

@@ -57,6 +57,11 @@ export class EventArchiver {
     return this.flushing;
   }
 
+  /** Resolves once the periodic flush in progress, if any, has written. */
+  async idle(): Promise<void> {
+    await this.flushing;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flushAll();

@@ -129,6 +129,7 @@ export class RunRunner {
     } finally {
       this.active.delete(job.runId);
       await archiver.flushRun(job.runId);
+      await this.purgeIfSessionDeleted(job);
     }
     return 'finished';
   }
@@ -149,6 +150,22 @@ export class RunRunner {
       return false;
     }
     return true;
+  }
+
+  /**
+   * A session deleted while its run still wrote would keep that run's late rows forever:
+   * once everything of the run is written, they go too.
+   */
+  private async purgeIfSessionDeleted(job: RunJobData): Promise<void> {
+    const { store, archiver, logger } = this.deps;
+    try {
+      // A periodic flush may still be writing this run's earlier events.
+      await archiver.idle();
+      if (await store.sessions.get(job.sessionId)) return;
+      if (await store.runs.purgeIfOrphaned(job.runId, job.sessionId)) logger.info({ run_id: job.runId }, 'session deleted during its run; purged the run');
+    } catch (err) {
+      logger.warn({ run_id: job.runId, err }, 'could not check for a deleted session');
+    }
   }
 
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {

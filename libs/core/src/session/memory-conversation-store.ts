@@ -119,6 +119,15 @@ export class MemoryConversationStore implements ConversationStore {
       [...this.runMap.values()]
         .filter((r) => r.sessionId === sessionId && (r.status === 'queued' || r.status === 'running'))
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+    purgeIfOrphaned: async (runId, sessionId) => {
+      if (this.sessionMap.has(sessionId)) return false;
+      this.runMap.delete(runId);
+      this.eventMap.delete(runId);
+      const left = (this.messageMap.get(sessionId) ?? []).filter((m) => m.runId !== runId);
+      if (left.length > 0) this.messageMap.set(sessionId, left);
+      else this.messageMap.delete(sessionId);
+      return true;
+    },
   };
 
   readonly events: RunEventArchive = {

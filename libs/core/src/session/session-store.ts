@@ -82,6 +82,11 @@ export interface RunStore {
   markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean>;
   /** Runs of a session that are queued or running, oldest first. */
   listActive(sessionId: string): Promise<RunRecord[]>;
+  /**
+   * Deletes a run's row, messages and archived events when its session no longer exists (the
+   * session was deleted while the run still wrote). Returns whether it did.
+   */
+  purgeIfOrphaned(runId: string, sessionId: string): Promise<boolean>;
 }
 
 /** The durable copy of run events; batched, never a row per token. */

@@ -1,0 +1,53 @@
+import type { EventDict } from '#core/events/execution-event.js';
+import { followEvents } from './run-event-stream.js';
+import type { RunEventLog } from './run-event-log.js';
+import type { SessionEventRelay } from './session-event-relay.js';
+
+/** A relay that only counts its listeners. */
+function countingRelay() {
+  const listeners = new Set<unknown>();
+  const relay = {
+    watch: async (_session: string, listener: unknown) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  } as unknown as SessionEventRelay;
+  return { relay, listeners };
+}
+
+const event = (seq: number): EventDict => ({ event_type: 'text', timestamp: '', session_id: 's', run_id: 'r', seq, content: `t${seq}` });
+
+describe('followEvents', () => {
+  it('replays after afterSeq, then delivers live events', async () => {
+    const { relay, listeners } = countingRelay();
+    const log = { range: async (_run: string, after: number) => [event(1), event(2), event(3)].filter((e) => e.seq > after), lastSeq: async () => 3 } as unknown as RunEventLog;
+    const seen: number[] = [];
+    const stop = await followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 1 }, (e) => seen.push(e.seq));
+    expect(seen).toEqual([2, 3]);
+    expect(listeners.size).toBe(1);
+    stop();
+    expect(listeners.size).toBe(0);
+  });
+
+  it('releases its subscription when the replay fails', async () => {
+    const { relay, listeners } = countingRelay();
+    const log = { range: async () => Promise.reject(new Error('ERR value is not an integer or out of range')), lastSeq: async () => 0 } as unknown as RunEventLog;
+    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 5 }, () => undefined)).rejects.toThrow('out of range');
+    expect(listeners.size).toBe(0);
+  });
+
+  it('releases its subscription when the archive fails', async () => {
+    const { relay, listeners } = countingRelay();
+    const log = { range: async () => [], lastSeq: async () => 0 } as unknown as RunEventLog;
+    const archive = () => Promise.reject(new Error('database down'));
+    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 0, archive }, () => undefined)).rejects.toThrow('database down');
+    expect(listeners.size).toBe(0);
+  });
+
+  it.each([-1, 1.5, 2 ** 32, 1e20, Number.NaN])('refuses afterSeq %p before subscribing', async (afterSeq) => {
+    const { relay, listeners } = countingRelay();
+    const log = { range: async () => [], lastSeq: async () => 0 } as unknown as RunEventLog;
+    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq }, () => undefined)).rejects.toThrow(RangeError);
+    expect(listeners.size).toBe(0);
+  });
+});
