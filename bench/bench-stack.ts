@@ -8,7 +8,7 @@ import { startLlmServerProcess, type LlmServerProcess } from './llm-server-proce
 import { loadLocalServices, type MariadbHandle, type RedisHandle } from './local-services.js';
 import type { Teardown } from './teardown.js';
 
-export const BENCH_API_KEY = 'bench-key';
+export const BENCH_API_KEY = 'bench-api-key';
 
 export interface BenchStackOptions {
   /** DATAAGENT_WORKER_CONCURRENCY: more than the largest N, so no run waits for a slot. */

@@ -10,6 +10,11 @@
  * a supervisor in its own process group. A terminal Ctrl-C reaches every process of the
  * foreground group, and redis-server shuts down on SIGINT: outside that group, the supervisor
  * can stop things in order instead (gateway and worker drain first, then MariaDB and Redis).
+ *
+ * Stopping: SIGINT, SIGTERM or SIGHUP here (or this process dying) makes the supervisor send
+ * SIGTERM to the gateway and the worker, and SIGKILL to whichever is still there after
+ * DATAAGENT_STOP_GRACE_MS (10 s): a frozen event loop never runs its SIGTERM handler.
+ * DATAAGENT_SKIP_BUILD=true uses node_modules and dist/ as they are (images, tests).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +28,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const self = fileURLToPath(import.meta.url);
 const SUPERVISOR_MARK = 'DATAAGENT_START_SUPERVISOR';
 const DATA_DIR = path.join(root, '.data');
-/** How long a gateway or worker may take to drain after SIGTERM before it is killed. */
+/** How long a gateway or worker may take to drain after SIGTERM before it is killed (DATAAGENT_STOP_GRACE_MS). */
 const APP_STOP_GRACE_MS = 10_000;
 const TAIL_LINES = 20;
 
@@ -34,9 +39,13 @@ const complain = (line) => process.stderr.write(`[dataagent] ${line}\n`);
 // Foreground: install, build, hand over to the supervisor and relay signals to it.
 
 function launch() {
-  run(process.execPath, [path.join(root, 'scripts/ensure-install.mjs')], 'installing dependencies failed');
-  say('building (npm run build)...');
-  run('npm', ['run', 'build', '--silent'], 'the build failed (see the compiler output above)');
+  if (/^(true|1|yes|on)$/i.test(process.env.DATAAGENT_SKIP_BUILD ?? '')) {
+    say('using node_modules and dist/ as they are (DATAAGENT_SKIP_BUILD)');
+  } else {
+    run(process.execPath, [path.join(root, 'scripts/ensure-install.mjs')], 'installing dependencies failed');
+    say('building (npm run build)...');
+    run('npm', ['run', 'build', '--silent'], 'the build failed (see the compiler output above)');
+  }
 
   const supervisor = spawn(process.execPath, [self, ...process.argv.slice(2)], {
     cwd: root,
@@ -51,8 +60,10 @@ function launch() {
   // `kill <npm pid>` reaches npm's `sh -c`, which dies without passing the signal on, and leaves
   // this process orphaned. Node has no parent-death event, so look at the parent pid now and then.
   const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) supervisor.kill('SIGTERM');
+  const orphanCheck = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(orphanCheck);
+    supervisor.kill('SIGTERM');
   }, 1_000).unref();
   supervisor.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
@@ -86,6 +97,10 @@ async function supervise() {
     return value === undefined || value === '' ? undefined : value;
   };
 
+  // A terminal closed or a pipe whose reader left must not crash the supervisor mid-shutdown:
+  // what it has to stop matters more than the lines nobody can read any more.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
   /** @type {{ name: string, stop: () => Promise<void> }[]} */
   const started = [];
   /** @type {Map<string, AppChild>} */
@@ -94,12 +109,22 @@ async function supervise() {
   /** Settles once the services being started are up (or failed), so a shutdown can stop them. */
   let servicesStarting = Promise.resolve();
 
-  /** Stops the apps (drain), then the services, then exits. Safe to call more than once. */
+  const graceMs = stopGraceMs(env.DATAAGENT_STOP_GRACE_MS);
+  const graceShown = `${(graceMs ?? APP_STOP_GRACE_MS) / 1000} s`;
+
+  /**
+   * Stops the apps (drain, SIGKILL after the grace), then the services, then exits. A second
+   * signal meanwhile changes nothing: the SIGKILL is already scheduled, and one Ctrl-C can
+   * arrive twice (directly and forwarded by npm), which must not cut the drain short.
+   */
   const shutdown = async (code) => {
-    if (stopping) return;
+    if (stopping) {
+      if (apps.size > 0) say(`still stopping ${[...apps.keys()].join(' and ')} (killed at most ${graceShown} after the first signal)`);
+      return;
+    }
     stopping = true;
-    if (apps.size > 0) say(`stopping ${[...apps.keys()].join(' and ')}...`);
-    await Promise.all([...apps.values()].map((app) => app.stop()));
+    if (apps.size > 0) say(`stopping ${[...apps.keys()].join(' and ')} (killing after ${graceShown})...`);
+    await Promise.all([...apps.values()].map((app) => app.stop(graceMs ?? APP_STOP_GRACE_MS)));
     await servicesStarting;
     await stopServices();
     say(code === 0 ? 'stopped' : `stopped (exit code ${code})`);
@@ -139,6 +164,7 @@ async function supervise() {
   const loaded = new Map(Object.values(settings).filter((v) => typeof v === 'function').map((ctor) => [ctor, load(ctor)]));
   const server = loaded.get(settings.ServerConfig);
   const llm = loaded.get(settings.LlmConfig);
+  if (graceMs === null) problems.push(`DATAAGENT_STOP_GRACE_MS: must be a whole number of milliseconds (got ${JSON.stringify(env.DATAAGENT_STOP_GRACE_MS)})`);
   if (problems.length > 0) {
     complain(new ConfigError(problems).message);
     process.exit(2);
@@ -234,7 +260,7 @@ async function supervise() {
  * @property {string} name
  * @property {Promise<Record<string, unknown>>} ready Resolves with the JSON line that says it is ready.
  * @property {string[]} tail Its last log lines, for the report when it dies.
- * @property {() => Promise<void>} stop SIGTERM, SIGKILL after APP_STOP_GRACE_MS; resolves once it has exited.
+ * @property {(graceMs: number) => Promise<void>} stop SIGTERM, SIGKILL after `graceMs`; resolves once it has exited.
  */
 
 /**
@@ -263,17 +289,28 @@ function startApp(name, script, argv, env, isReady, onExit) {
     });
   }
   child.once('exit', (code, signal) => onExit(app, code, signal));
-  app.stop = async () => {
+  app.stop = async (graceMs) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
+    // The kill is scheduled first and done before anything is printed, so nothing can stand
+    // between the grace running out and the SIGKILL.
     const timer = setTimeout(() => {
-      complain(`${name} did not stop within ${APP_STOP_GRACE_MS / 1000} s; killing it`);
       child.kill('SIGKILL');
-    }, APP_STOP_GRACE_MS);
+      complain(`${name} did not stop within ${graceMs / 1000} s; killed it`);
+    }, graceMs);
+    child.kill('SIGTERM');
     await exited;
     clearTimeout(timer);
   };
   return app;
+}
+
+/**
+ * DATAAGENT_STOP_GRACE_MS as milliseconds.
+ * @returns {number | undefined | null} undefined when unset, null when not a whole number.
+ */
+function stopGraceMs(raw) {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return /^\d+$/.test(raw.trim()) ? Number(raw) : null;
 }
 
 function parseJson(line) {

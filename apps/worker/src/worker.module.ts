@@ -53,6 +53,7 @@ export class WorkerModule implements OnApplicationShutdown {
               archiver,
               agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg)),
               workerId: settings.worker.workerId!,
+              historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
               perRun: (caller, base) => {
                 const { middleware, tool } = memoryForCaller(memory, caller, base.id);

@@ -1,4 +1,4 @@
-import { Queue, Worker, type Job, type ConnectionOptions } from 'bullmq';
+import { Queue, Worker, type ConnectionOptions, type Job, type KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 /** The payload of a run job. The job's id is the run id. */
@@ -8,6 +8,7 @@ export interface RunJobData {
   tenantId: string;
   userId: string;
   assistantId: string;
+  /** The person's message; emptied once the run has ended (the session's history holds it). */
   message: string;
   requestId?: string;
   enqueuedAt: number;
@@ -20,17 +21,34 @@ export interface RunJobData {
 
 export const RUN_JOB_NAME = 'run';
 
+/** How many finished jobs Redis keeps (`count`) and for how long (`age`, seconds), per outcome. */
+export interface FinishedJobRetention {
+  completed: KeepJobs;
+  failed: KeepJobs;
+}
+
+/**
+ * Finished run jobs are bookkeeping (the run's events are in its log, its messages in the
+ * store), kept a while for inspection. Both lists are bounded by count as well as age, so a
+ * burst of runs, or of failures, cannot fill Redis.
+ */
+export const RUN_JOB_RETENTION: FinishedJobRetention = {
+  completed: { count: 1_000, age: 3600 },
+  failed: { count: 1_000, age: 24 * 3600 },
+};
+
 /** Producer side: the gateway adds runs and removes queued ones. */
 export class RunQueue {
   readonly queue: Queue<RunJobData>;
 
-  constructor(connection: Redis, name: string) {
+  /** @param retention Finished jobs kept; {@link RUN_JOB_RETENTION} unless given. */
+  constructor(connection: Redis, name: string, retention: FinishedJobRetention = RUN_JOB_RETENTION) {
     this.queue = new Queue<RunJobData>(name, {
       connection: connection as unknown as ConnectionOptions,
       defaultJobOptions: {
         attempts: 1,
-        removeOnComplete: { age: 3600, count: 10_000 },
-        removeOnFail: { age: 24 * 3600 },
+        removeOnComplete: retention.completed,
+        removeOnFail: retention.failed,
       },
     });
   }
@@ -74,19 +92,42 @@ export interface RunConsumerOptions {
   lockDurationMs?: number;
   /** How often BullMQ looks for jobs whose worker vanished. */
   stalledIntervalMs?: number;
+  /** Finished jobs kept when a job does not say (one added without the queue's defaults). */
+  retention?: FinishedJobRetention;
 }
 
-/** Consumer side: a worker process takes runs, `concurrency` at a time. */
+/**
+ * Consumer side: a worker process takes runs, `concurrency` at a time. When `handle` resolves
+ * (the run has ended), the job's copy of the message is emptied before the job completes.
+ */
 export function createRunConsumer(
   connection: Redis,
   options: RunConsumerOptions,
   handle: (job: Job<RunJobData>, token?: string) => Promise<void>,
 ): Worker<RunJobData> {
-  return new Worker<RunJobData>(options.name, handle, {
+  const retention = options.retention ?? RUN_JOB_RETENTION;
+  const processJob = async (job: Job<RunJobData>, token?: string) => {
+    await handle(job, token);
+    await forgetMessage(job);
+  };
+  return new Worker<RunJobData>(options.name, processJob, {
     connection: connection as unknown as ConnectionOptions,
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs ?? 30_000,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
     maxStalledCount: 2,
+    removeOnComplete: retention.completed,
+    removeOnFail: retention.failed,
   });
+}
+
+/**
+ * Empties an ended run's message: the session's history holds it (and goes with the session),
+ * so a job kept for inspection should not hold a second copy. A worker that lost the job's
+ * lock meanwhile harms no one: the run's log is sealed, so whoever takes the job over skips
+ * it without reading the message. A job that failed keeps it, for diagnosis, within
+ * {@link RUN_JOB_RETENTION}. Best effort: a Redis error leaves the message in place.
+ */
+async function forgetMessage(job: Job<RunJobData>): Promise<void> {
+  await job.updateData({ ...job.data, message: '' }).catch(() => undefined);
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { parseApiKeys } from '#core/config/api-key-spec.js';
 import { ANONYMOUS_CALLER, type Caller, type Role } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -14,7 +15,8 @@ const digest = (key: string) => createHash('sha256').update(key).digest();
 
 /**
  * Resolves an API key to a caller. DATAAGENT_API_KEYS entries are `key` (tenant
- * "default", a user id derived from the key) or `key:tenant:user[:role]`.
+ * "default", a user id derived from the key) or `key:tenant:user[:role]`, read by
+ * parseApiKeys (the config validation has already refused bad entries).
  * Keys are compared by digest in constant time and never logged.
  */
 @Injectable()
@@ -22,9 +24,13 @@ export class ApiKeyService {
   private readonly entries: KeyEntry[];
   private readonly disabled: boolean;
 
+  /** @throws Error when an entry is bad (the config validation refuses those at startup already). */
   constructor(@Inject(SETTINGS) settings: GatewaySettings) {
     this.disabled = settings.server.authDisabled;
-    this.entries = settings.server.apiKeys.map(parseEntry);
+    const parsed = parseApiKeys(settings.server.apiKeys);
+    if (!parsed.ok) throw new Error(`DATAAGENT_API_KEYS: ${parsed.problems.join('; ')}`);
+    // `operator` is accepted ahead of its permissions: until Role names it, it passes no admin check.
+    this.entries = parsed.keys.map((k) => ({ digest: digest(k.key), caller: { tenantId: k.tenantId, userId: k.userId, role: k.role as Role } }));
   }
 
   /**
@@ -38,14 +44,4 @@ export class ApiKeyService {
     if (!entry) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid');
     return entry.caller;
   }
-}
-
-function parseEntry(spec: string): KeyEntry {
-  const [key, tenant, user, role] = spec.split(':');
-  const caller: Caller = {
-    tenantId: tenant || 'default',
-    userId: user || `key-${digest(key).toString('hex').slice(0, 12)}`,
-    role: (role === 'admin' ? 'admin' : 'user') as Role,
-  };
-  return { digest: digest(key), caller };
 }

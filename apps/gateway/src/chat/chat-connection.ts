@@ -4,7 +4,7 @@ import type { Caller } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
-import { MessageRateLimit, slowConsumerError } from './client-limits.js';
+import { MessageRateLimit, slowConsumerError, type ErrorEventBody } from './client-limits.js';
 import type { ControlService } from '../control/control.service.js';
 import { CancelRequestDto, ChatRequestDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
 
@@ -29,17 +29,6 @@ export interface ConnectionLimits {
 
 export type MessageAck = ({ ok: true; session_id?: string; run_id?: string } & Record<string, unknown>) | { ok: false; error_code: string };
 
-export interface ErrorEventBody {
-  event_type: 'error';
-  timestamp: string;
-  session_id: string;
-  run_id: string;
-  seq: number;
-  error: string;
-  error_code: string;
-  details: Record<string, unknown>;
-  recoverable: true;
-}
 
 /**
  * One client connection's conversation, whatever the transport: parses {type, payload}

@@ -1,4 +1,15 @@
-import type { ErrorEventBody } from './chat-connection.js';
+/** An error event the gateway itself sends a client (bad input, slow consumer, flood). */
+export interface ErrorEventBody {
+  event_type: 'error';
+  timestamp: string;
+  session_id: string;
+  run_id: string;
+  seq: number;
+  error: string;
+  error_code: string;
+  details: Record<string, unknown>;
+  recoverable: true;
+}
 
 /**
  * The error a client gets when it falls too far behind and is dropped. It is recoverable: the

@@ -41,6 +41,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       approvalPolicy: policy,
       tools: allTools,
       toolTimeoutMs: tools.toolTimeoutMs,
+      toolResultMaxBytes: tools.toolResultMaxBytes,
       enableToolActionParsing: worker.enableToolActionParsing,
       enableJsonToolCalls: worker.enableToolActionParsing,
       middleware,

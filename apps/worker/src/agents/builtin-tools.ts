@@ -17,7 +17,7 @@ export function buildBuiltinTools(config: ToolsConfig, workspaceFor: (caller: Ca
   const outbound = { allowlist: config.outboundAllowlist, timeoutMs: config.toolTimeoutMs };
   const tools: Tool[] = [
     createWriteTodosTool(),
-    ...createFileTools(workspaceFor),
+    ...createFileTools(workspaceFor, { resultMaxBytes: config.toolResultMaxBytes }),
     createHttpRequestTool(outbound),
     createFetchUrlTool(outbound),
   ];

@@ -8,7 +8,7 @@ import type { ConversationStore, RunStatus } from '#core/session/session-store.j
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
 import type { EventArchiver } from './event-archiver.js';
-import { historyBefore, toNewMessage } from './history.js';
+import { loadHistory, toNewMessage } from './history.js';
 
 export interface RunRunnerDeps {
   store: ConversationStore;
@@ -20,6 +20,8 @@ export interface RunRunnerDeps {
   hitlFor?: (caller: Caller) => HitlHandler;
   /** Per-run additions to the assistant (the caller's memory), given its base config. */
   perRun?: (caller: Caller, base: AgentConfig) => Partial<AgentConfig>;
+  /** UTF-8 bytes of earlier conversation a run gets (DATAAGENT_HISTORY_MAX_BYTES). */
+  historyMaxBytes: number;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -81,9 +83,9 @@ export class RunRunner {
     try {
       const started = await publish(new RunStartedEvent(envelope, workerId));
       if (!started && sealed) return 'finished';
-      const [, records, earlier] = await Promise.all([
+      const [, history, earlier] = await Promise.all([
         store.runs.markStarted(job.runId),
-        store.messages.list(job.sessionId, { limit: 10_000, offset: 0 }),
+        loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes),
         log.range(job.runId, 0),
       ]);
       // The gateway's run_queued is archived with the worker's events.
@@ -100,7 +102,7 @@ export class RunRunner {
       const events = executor.execute(job.message, job.sessionId, {
         runId: job.runId,
         caller,
-        history: historyBefore(records, job.runId),
+        history,
         signal: controller.signal,
         onMessage: (m) => added.push(m),
       });

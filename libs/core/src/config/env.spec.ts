@@ -1,5 +1,5 @@
-import { ConfigError, flagName, loadConfig, parseFlags } from './env.js';
-import { LlmConfig, ServerConfig, WorkerConfig } from './settings.js';
+import { ConfigError, flagName, loadConfig, parseFlags, redactUrlCredentials } from './env.js';
+import { LlmConfig, RedisConfig, ServerConfig, WorkerConfig } from './settings.js';
 
 describe('loadConfig', () => {
   it('uses defaults, reads the environment, and lets flags win', () => {
@@ -7,7 +7,7 @@ describe('loadConfig', () => {
     expect(loadConfig(ServerConfig, { DATAAGENT_PORT: '9000' }, []).port).toBe(9000);
     expect(loadConfig(ServerConfig, { DATAAGENT_PORT: '9000' }, ['--port', '9100']).port).toBe(9100);
     expect(loadConfig(ServerConfig, {}, ['--port=9200']).port).toBe(9200);
-    expect(loadConfig(ServerConfig, { DATAAGENT_API_KEYS: 'a, b ,,c' }, []).apiKeys).toEqual(['a', 'b', 'c']);
+    expect(loadConfig(ServerConfig, { DATAAGENT_CORS_ORIGINS: 'a, b ,,c' }, []).corsOrigins).toEqual(['a', 'b', 'c']);
     expect(loadConfig(ServerConfig, { DATAAGENT_AUTH_DISABLED: 'yes' }, []).authDisabled).toBe(true);
   });
 
@@ -26,6 +26,33 @@ describe('loadConfig', () => {
     expect(() => loadConfig(ServerConfig, {}, ['--port', 'x'])).toThrow(/--port/);
     expect(() => loadConfig(LlmConfig, { OPENAI_BASE_URL: 'not a url', OPENAI_API_KEY: 'sk-secret' }, [])).toThrow(/OPENAI_BASE_URL/);
     expect(() => loadConfig(WorkerConfig, { DATAAGENT_WORKER_CONCURRENCY: '0' }, [])).toThrow(/DATAAGENT_WORKER_CONCURRENCY/);
+  });
+
+  it('shows a bad URL without its user name and password', () => {
+    const message = (env: NodeJS.ProcessEnv) => {
+      try {
+        loadConfig(RedisConfig, env, []);
+      } catch (e) {
+        return (e as ConfigError).message;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    const redis = message({ DATAAGENT_REDIS_URL: 'http://:hunter2@cache.internal:6379' });
+    expect(redis).toContain('DATAAGENT_REDIS_URL');
+    expect(redis).toContain('(got "http://:***@cache.internal:6379")');
+    expect(redis).not.toContain('hunter2');
+    const withUser = message({ DATAAGENT_REDIS_URL: 'redis://admin:hunter2@' });
+    expect(withUser).toContain('redis://***:***@');
+    expect(withUser).not.toMatch(/admin|hunter2/);
+  });
+
+  it('redacts user info even where a URL parser would not find it', () => {
+    expect(redactUrlCredentials('redis://:p/a#s@host:6379/0')).toBe('redis://:***@host:6379/0');
+    expect(redactUrlCredentials('rediss://token@host')).toBe('rediss://***@host');
+    expect(redactUrlCredentials(['ok', 'https://u:p@x.example/'])).toEqual(['ok', 'https://***:***@x.example/']);
+    expect(redactUrlCredentials('redis://host:6379')).toBe('redis://host:6379');
+    expect(redactUrlCredentials('not a url: a@b')).toBe('not a url: a@b');
+    expect(redactUrlCredentials(42)).toBe(42);
   });
 
   it('derives flag names from variables', () => {

@@ -88,7 +88,7 @@ export function loadConfig<T extends object>(
       const binding = bindings.find((b) => b.property === e.property);
       const name = sources.get(e.property) ?? binding?.variable ?? e.property;
       const secret = /KEY|PASSWORD|SECRET|TOKEN/.test(binding?.variable ?? '');
-      const got = secret ? '(hidden)' : JSON.stringify(e.value);
+      const got = secret ? '(hidden)' : JSON.stringify(redactUrlCredentials(e.value));
       // class-validator starts its default messages with the property name; the variable says it better.
       const messages = Object.values(e.constraints ?? {}).map((m) => m.replace(new RegExp(`^${e.property} `), ''));
       return `${name}: ${messages.join('; ')} (got ${got})`;
@@ -96,6 +96,25 @@ export function loadConfig<T extends object>(
     throw new ConfigError(problems);
   }
   return config;
+}
+
+/**
+ * Hides the user name and password of URLs (`redis://:***@host:6379`), in a string or each
+ * string of a list, so a bad value can be shown. Meant for values that failed validation, so
+ * it does not rely on them parsing: everything between `scheme://` and the last `@` is user
+ * info, even where a URL parser would end the authority sooner (an unescaped `/` or `#` in a
+ * password), at the cost of hiding a little more than needed.
+ */
+export function redactUrlCredentials(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactUrlCredentials);
+  if (typeof value !== 'string') return value;
+  const m = /^(\s*[a-z][a-z0-9+.-]*:\/\/)(.*)@/is.exec(value);
+  if (!m) return value;
+  const userInfo = m[2]!;
+  const colon = userInfo.indexOf(':');
+  const hide = (part: string) => (part === '' ? '' : '***');
+  const shown = colon < 0 ? hide(userInfo) : `${hide(userInfo.slice(0, colon))}:${hide(userInfo.slice(colon + 1))}`;
+  return `${m[1]}${shown}@${value.slice(m[0].length)}`;
 }
 
 /**

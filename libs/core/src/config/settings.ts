@@ -1,4 +1,6 @@
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
+import { IsApiKeyList } from './api-key-spec.js';
 import { Env } from './env.js';
 
 /** Gateway: HTTP, sockets, auth, admission. */
@@ -12,7 +14,8 @@ export class ServerConfig {
   @Env('DATAAGENT_WORKERS', 'int') @IsInt() @Min(1) @Max(64)
   workers = 1;
 
-  @Env('DATAAGENT_API_KEYS', 'list') @IsString({ each: true })
+  /** Entries `key` or `key:tenant:user[:role]`; see parseApiKeys for the rules. */
+  @Env('DATAAGENT_API_KEYS', 'list') @IsApiKeyList()
   apiKeys: string[] = [];
 
   @Env('DATAAGENT_AUTH_DISABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
@@ -134,6 +137,10 @@ export class WorkerConfig {
   @Env('DATAAGENT_MAX_ITERATIONS', 'int') @IsInt() @Min(1)
   maxIterations = 10;
 
+  /** UTF-8 bytes of earlier conversation a run sends the model; the newest messages are kept. */
+  @Env('DATAAGENT_HISTORY_MAX_BYTES', 'int') @IsInt() @Min(1024)
+  historyMaxBytes = 512 * 1024;
+
   /** Seconds to wait for a person's approval before it counts as reject. */
   @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
   hitlTimeoutSeconds = 300;
@@ -169,6 +176,10 @@ export class ToolsConfig {
   /** Default per-tool timeout in milliseconds. */
   @Env('DATAAGENT_TOOL_TIMEOUT_MS', 'int') @IsInt() @Min(1)
   toolTimeoutMs = 30_000;
+
+  /** UTF-8 bytes of one tool result (any tool) before it is cut with a marker; read_file pages fit in it. */
+  @Env('DATAAGENT_TOOL_RESULT_MAX_BYTES', 'int') @IsInt() @Min(1024)
+  toolResultMaxBytes = DEFAULT_TOOL_RESULT_MAX_BYTES;
 }
 
 /** Where per-user state lives on disk: memories under {storageRoot}/memories/{user_id}/{assistant_id}/. */

@@ -22,6 +22,8 @@ export interface AgentConfig {
   /** Tool calls per run before the loop stops. */
   maxToolCallsPerTurn: number;
   toolTimeoutMs: number;
+  /** UTF-8 bytes of one tool result before it is cut with a marker; default DEFAULT_TOOL_RESULT_MAX_BYTES. */
+  toolResultMaxBytes?: number;
   /** Parse `<tool_action>` tags in the model's text (seed 003). Default true. */
   enableToolActionParsing?: boolean;
   /** Parse a whole reply of the form {"response", "tool_call"} (seed 001). Default true. */

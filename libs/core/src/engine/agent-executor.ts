@@ -11,6 +11,7 @@ import {
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
 import type { Caller } from '../session/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
+import { capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
 import type { ToolContext, ToolResult } from '../tools/tool.js';
 import type { AgentConfig } from './agent-config.js';
 import { TextToolCalls } from './text-tool-calls.js';
@@ -203,8 +204,10 @@ export class AgentExecutor {
     }
     const status = result.status ?? (result.success ? 'success' : 'error');
     const payload = result.success ? result.output : { success: false, error: result.error, ...(result.output ? { details: result.output } : {}) };
-    yield new ToolResultEvent(envelope, call.id, payload, status);
-    return { role: 'tool', name: call.name, toolCallId: call.id, content: typeof payload === 'string' ? payload : JSON.stringify(payload) };
+    // Every tool's result passes here, so one cap keeps the event, the Redis log, MySQL and the prompt bounded.
+    const { result: shown, content } = capToolOutput(payload, this.config.toolResultMaxBytes ?? DEFAULT_TOOL_RESULT_MAX_BYTES);
+    yield new ToolResultEvent(envelope, call.id, shown, status);
+    return { role: 'tool', name: call.name, toolCallId: call.id, content };
   }
 }
 

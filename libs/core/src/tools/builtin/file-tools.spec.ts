@@ -145,6 +145,70 @@ describe('file tools', () => {
     expect(await call('grep', { pattern: '(' })).toMatchObject({ success: false, error: expect.stringContaining('invalid regular expression') });
   });
 
+  it('greps with a linear-time engine: a catastrophic pattern answers at once and the process stays free', async () => {
+    // A backtracking engine never returns from ^(a+)+$ on these lines, blocking the event loop,
+    // so not even the test timeout could fire: a regression hangs this test.
+    const root = await registry.forCaller(alice).ensure();
+    await writeFile(path.join(root, 'files/long.txt'), `${'a'.repeat(50_000)}!\n${'a'.repeat(40)}!\naaaa\n${'x'.repeat(3_000)}needle\n`);
+    expect((await call('grep', { pattern: '^(a+)+$' })).output).toBe('files/long.txt:3: aaaa');
+    expect((await call('grep', { pattern: '(x+x+)+y', path: 'files/long.txt' })).output).toBe('No matches');
+    // The whole line is searched, however long; the shown text is cut.
+    expect((await call('grep', { pattern: 'needle' })).output).toBe(`files/long.txt:4: ${'x'.repeat(500)}…`);
+  });
+
+  it.each([
+    ['a backreference', '(a)\\1'],
+    ['a lookahead', 'foo(?=bar)'],
+    ['a negative lookahead', 'foo(?!bar)'],
+    ['a lookbehind', '(?<=a)b'],
+    ['a negative lookbehind', '(?<!a)b'],
+  ])('refuses %s with bad_pattern, naming the RE2 syntax', async (_what, pattern) => {
+    const result = await call('grep', { pattern });
+    expect(result).toMatchObject({ success: false, output: { error_code: 'bad_pattern' }, error: expect.stringContaining('RE2 syntax') });
+  });
+
+  it.each([
+    ['grep', 'regular expression', { pattern: 'a'.repeat(1_001) }, 'regular expression is 1001 characters long'],
+    ['grep', 'glob filter', { pattern: 'a', glob: '*'.repeat(1_001) }, 'glob is 1001 characters long'],
+    ['glob', 'pattern', { pattern: `${'*/'.repeat(600)}x` }, 'glob is 1201 characters long'],
+  ])('%s refuses an over-long %s', async (name, _what, args, message) => {
+    const result = await call(name, args);
+    expect(result).toMatchObject({ success: false, output: { error_code: 'bad_pattern' }, error: expect.stringContaining(message) });
+    expect(result.error).toContain('at most 1000');
+  });
+
+  it('matches globs in linear time, in glob and in the grep filter', async () => {
+    // minimatch backtracks on this pattern for longer than any test runs (and blocks the event loop).
+    const root = await registry.forCaller(alice).ensure();
+    await writeFile(path.join(root, `files/${'a'.repeat(200)}.txt`), 'aaa\n');
+    const hostile = `${'*a'.repeat(12)}*b`;
+    expect((await call('glob', { pattern: hostile })).output).toEqual({ matches: [] });
+    expect((await call('grep', { pattern: 'a', glob: hostile })).output).toBe('No matches');
+    expect((await call('glob', { pattern: `**/${'*a'.repeat(12)}*.txt` })).output).toEqual({ matches: [`files/${'a'.repeat(200)}.txt`] });
+  });
+
+  it('reads a long file in pages that fit in a tool result, each saying where to go on', async () => {
+    const root = await registry.forCaller(alice).ensure();
+    const lines = Array.from({ length: 2_000 }, (_, i) => `${i}:${'é'.repeat(999)}`);
+    await writeFile(path.join(root, 'files/wide.txt'), `${lines.join('\n')}\n`); // ~4 MB
+    const seen: string[] = [];
+    let offset = 0;
+    for (let pages = 0; pages < 1_000; pages++) {
+      const page = String((await call('read_file', { path: 'files/wide.txt', offset })).output);
+      expect(Buffer.byteLength(page)).toBeLessThanOrEqual(64 * 1024);
+      const next = /\(page full at 63\.8 KB: \d+ more lines; continue with offset (\d+)\)$/.exec(page);
+      seen.push(...page.split('\n').filter((l) => /^ *\d+\t/.test(l)).map((l) => l.split('\t')[1]!));
+      if (!next) break;
+      offset = Number(next[1]);
+    }
+    expect(seen).toEqual(lines);
+
+    const small = createFileTools((caller) => registry.forCaller(caller), { resultMaxBytes: 8 * 1024 }).find((t) => t.name === 'read_file')!;
+    const page = String((await small.execute({ path: 'files/wide.txt', offset: 10 }, ctx())).output);
+    expect(Buffer.byteLength(page)).toBeLessThanOrEqual(8 * 1024);
+    expect(page).toMatch(/^ +11\t10:é+\n +12\t11:é+\n.*continue with offset \d+\)$/s);
+  });
+
   it('keeps users apart', async () => {
     await call('write_file', { path: 'files/private.txt', content: 'alice only\n' });
     expect(await call('read_file', { path: 'files/private.txt' }, bob)).toMatchObject({ success: false, output: { error_code: 'not_found' } });

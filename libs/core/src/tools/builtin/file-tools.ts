@@ -1,15 +1,25 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { minimatch } from 'minimatch';
+import { RE2JS } from 're2js';
 import type { Caller } from '../../session/caller.js';
 import { FileOpTracker, fileOperationEvent } from '../../workspace/file-op-tracker.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import { WorkspaceError, WorkspacePermissionError } from '../../workspace/workspace-errors.js';
+import { formatBytes } from '../../llm/byte-budget.js';
 import type { Tool, ToolContext, ToolResult } from '../tool.js';
+import { DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tool-output-cap.js';
+import { MAX_PATTERN_CHARS, checkPatternLength, compileGlob } from './workspace-glob.js';
 
 const MAX_LIST_ENTRIES = 1_000;
 const MAX_LINE_CHARS = 2_000;
 const GREP_MAX_FILE_BYTES = 5 * 1024 * 1024;
+/** Bytes of a tool result kept free on a read_file page for the note saying how to go on. */
+const PAGE_NOTE_ROOM = 256;
+
+export interface FileToolsOptions {
+  /** The cap on one tool result (DATAAGENT_TOOL_RESULT_MAX_BYTES): a read_file page fits in it. */
+  resultMaxBytes?: number;
+}
 
 const PATH_HINT = 'Paths are relative to your workspace root, which holds files/, uploads/ (what the user uploaded) and outputs/ (put results here).';
 
@@ -43,6 +53,23 @@ function checkPattern(pattern: string): void {
   }
 }
 
+/**
+ * The model's regular expression as an RE2 program: matching takes time linear in the text, so no
+ * pattern can freeze the worker the way `^(a+)+$` does in a backtracking engine.
+ * @throws WorkspaceError `bad_pattern` when it is too long or not valid RE2 syntax.
+ */
+function compileRegex(pattern: string, ignoreCase: boolean): RE2JS {
+  checkPatternLength(pattern, 'regular expression');
+  try {
+    return RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+  } catch (err) {
+    throw new WorkspaceError(
+      'bad_pattern',
+      `invalid regular expression: ${(err as Error).message}. Patterns use RE2 syntax (as in Go or ripgrep): no backreferences such as \\1, no lookahead (?=…) (?!…) or lookbehind (?<=…) (?<!…)`,
+    );
+  }
+}
+
 const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
 const int = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isInteger(v) ? v : fallback);
 
@@ -51,8 +78,9 @@ const int = (v: unknown, fallback: number): number => (typeof v === 'number' && 
  * call works in the caller's own workspace (seed 002, Req 32.6, 33.3); writes and edits emit a
  * `file_operation` event with the unified diff. `write_file` and `edit_file` are sensitive.
  */
-export function createFileTools(workspaceFor: (caller: Caller) => Workspace): Tool[] {
+export function createFileTools(workspaceFor: (caller: Caller) => Workspace, options: FileToolsOptions = {}): Tool[] {
   const tracker = new FileOpTracker({ historyLimit: 0 });
+  const pageBytes = Math.max(1, (options.resultMaxBytes ?? DEFAULT_TOOL_RESULT_MAX_BYTES) - PAGE_NOTE_ROOM);
 
   const ls = tool(
     {
@@ -80,7 +108,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
   const readFileTool = tool(
     {
       name: 'read_file',
-      description: `Read a text file of the workspace, as numbered lines. Use offset and limit to page through long files. ${PATH_HINT}`,
+      description: `Read a text file of the workspace, as numbered lines, up to ${formatBytes(pageBytes)} per call. Use offset and limit to page through long files. ${PATH_HINT}`,
       parameters: {
         type: 'object',
         properties: {
@@ -100,12 +128,23 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
       const offset = int(args.offset, 0);
       const limit = int(args.limit, 2_000);
       if (offset >= lines.length) throw new WorkspaceError('bad_offset', `offset ${offset} is past the end of the file (${lines.length} lines)`);
-      const page = lines.slice(offset, offset + limit).map((line, i) => {
-        const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… (line cut)` : line;
-        return `${String(offset + i + 1).padStart(6)}\t${shown}`;
-      });
+      const page: string[] = [];
+      let bytes = 0;
+      let fullPage = false;
+      for (let i = offset; i < Math.min(lines.length, offset + limit); i++) {
+        const shown = lines[i]!.length > MAX_LINE_CHARS ? `${lines[i]!.slice(0, MAX_LINE_CHARS)}… (line cut)` : lines[i]!;
+        const numbered = `${String(i + 1).padStart(6)}\t${shown}`;
+        bytes += Buffer.byteLength(numbered) + 1;
+        if (bytes > pageBytes && page.length > 0) {
+          fullPage = true;
+          break;
+        }
+        page.push(numbered);
+      }
       const rest = lines.length - offset - page.length;
-      return page.join('\n') + (rest > 0 ? `\n(${rest} more lines; continue with offset ${offset + page.length})` : '');
+      if (rest === 0) return page.join('\n');
+      const next = offset + page.length;
+      return page.join('\n') + (fullPage ? `\n(page full at ${formatBytes(pageBytes)}: ${rest} more lines; continue with offset ${next})` : `\n(${rest} more lines; continue with offset ${next})`);
     },
     workspaceFor,
   );
@@ -173,11 +212,11 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
   const glob = tool(
     {
       name: 'glob',
-      description: `Find workspace files whose path matches a glob pattern such as "**/*.csv" or "outputs/*.md". ${PATH_HINT}`,
+      description: `Find workspace files whose path matches a glob pattern such as "**/*.csv" or "outputs/*.md" (*, ?, ** for any folders, [abc], {a,b}). ${PATH_HINT}`,
       parameters: {
         type: 'object',
         properties: {
-          pattern: { type: 'string', minLength: 1 },
+          pattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_CHARS },
           path: { type: 'string', description: 'Folder to search from, default "."' },
         },
         required: ['pattern'],
@@ -187,13 +226,14 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
     async (args, ws, ctx) => {
       const pattern = str(args.pattern);
       checkPattern(pattern);
+      const matcher = compileGlob(pattern);
       const base = await ws.resolve(str(args.path, '.'));
       const matches: string[] = [];
       let truncated = false;
       for await (const entry of ws.walk(base)) {
         if (ctx.signal.aborted) break;
         if (entry.type !== 'file') continue;
-        if (!minimatch(path.relative(base, entry.path).split(path.sep).join('/'), pattern, { dot: true })) continue;
+        if (!matcher.test(path.relative(base, entry.path).split(path.sep).join('/'))) continue;
         if (matches.length >= MAX_LIST_ENTRIES) {
           truncated = true;
           break;
@@ -208,13 +248,13 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
   const grep = tool(
     {
       name: 'grep',
-      description: `Search workspace text files for a regular expression (JavaScript syntax); answers path:line: text. ${PATH_HINT}`,
+      description: `Search workspace text files for a regular expression in RE2 syntax (as in Go or ripgrep: no backreferences, no lookahead or lookbehind); answers path:line: text. ${PATH_HINT}`,
       parameters: {
         type: 'object',
         properties: {
-          pattern: { type: 'string', minLength: 1, description: 'Regular expression' },
+          pattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_CHARS, description: 'Regular expression, RE2 syntax' },
           path: { type: 'string', description: 'File or folder to search, default "."' },
-          glob: { type: 'string', description: 'Only files whose path (relative to path) matches, e.g. "**/*.py"' },
+          glob: { type: 'string', maxLength: MAX_PATTERN_CHARS, description: 'Only files whose path (relative to path) matches, e.g. "**/*.py"' },
           ignore_case: { type: 'boolean' },
           max_results: { type: 'integer', minimum: 1, maximum: 1_000, description: 'Default 100' },
         },
@@ -223,25 +263,27 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
       },
     },
     async (args, ws, ctx) => {
-      let regex: RegExp;
-      try {
-        regex = new RegExp(str(args.pattern), args.ignore_case === true ? 'i' : '');
-      } catch (err) {
-        throw new WorkspaceError('bad_pattern', `invalid regular expression: ${(err as Error).message}`);
-      }
+      const regex = compileRegex(str(args.pattern), args.ignore_case === true);
       const filter = typeof args.glob === 'string' ? args.glob : undefined;
       if (filter) checkPattern(filter);
+      const filterMatcher = filter ? compileGlob(filter) : undefined;
       const maxResults = int(args.max_results, 100);
       const start = await ws.resolve(str(args.path, '.'));
       const startStat = await lstat(start).catch(() => null);
       if (!startStat) throw new WorkspaceError('not_found', `${str(args.path, '.')}: no such file or folder`);
       const files = startStat.isFile() ? [{ path: start, size: startStat.size }] : ws.walk(start);
+      const passesFilter = (file: string): boolean => {
+        if (!filterMatcher) return true;
+        const relative = path.relative(start, file).split(path.sep).join('/');
+        // A filter without a slash matches file names in any folder ("*.py").
+        return filterMatcher.test(filter!.includes('/') && relative ? relative : path.basename(file));
+      };
       const out: string[] = [];
       for await (const entry of files) {
         if (ctx.signal.aborted || out.length >= maxResults) break;
         if ('type' in entry && entry.type !== 'file') continue;
         if (entry.size > GREP_MAX_FILE_BYTES) continue;
-        if (filter && !minimatch(path.relative(start, entry.path).split(path.sep).join('/') || path.basename(entry.path), filter, { dot: true, matchBase: !filter.includes('/') })) continue;
+        if (!passesFilter(entry.path)) continue;
         let text: string;
         try {
           text = (await ws.readText(ws.relative(entry.path), GREP_MAX_FILE_BYTES)).text;
@@ -249,8 +291,9 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace): To
           continue; // binary, vanished, or a symlink out: not searchable
         }
         const lines = text.split('\n');
+        // RE2 is linear in the line, so the whole line is searched; only what is shown is cut.
         for (let i = 0; i < lines.length && out.length < maxResults; i++) {
-          const line = lines[i]!.length > MAX_LINE_CHARS ? lines[i]!.slice(0, MAX_LINE_CHARS) : lines[i]!;
+          const line = lines[i]!;
           if (regex.test(line)) out.push(`${ws.relative(entry.path)}:${i + 1}: ${line.length > 500 ? `${line.slice(0, 500)}…` : line}`);
         }
       }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { guardedFetch, OutboundRequestError } from './guarded-fetch.js';
+import type { Resolver } from './outbound-guard.js';
 
 /** A loopback HTTP server that records every request it receives. */
 interface LocalServer {
@@ -37,10 +38,17 @@ describe('guardedFetch against loopback servers', () => {
   let second: LocalServer;
 
   beforeAll(async () => {
-    second = await startServer((_req, res) => res.end('second'));
+    const echoHeaders = (req: IncomingMessage, res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers));
+    second = await startServer((req, res) => (req.url === '/headers' ? echoHeaders(req, res) : res.end('second')));
     first = await startServer((req, res) => {
       if (req.url === '/to-second') {
         res.writeHead(302, { location: `${second.url}/secret` }).end();
+      } else if (req.url === '/to-second-headers') {
+        res.writeHead(307, { location: `${second.url}/headers` }).end();
+      } else if (req.url === '/to-self-headers') {
+        res.writeHead(307, { location: '/headers' }).end();
+      } else if (req.url === '/headers') {
+        echoHeaders(req, res);
       } else if (req.url === '/to-self') {
         res.writeHead(301, { location: '/hello' }).end();
       } else if (req.url === '/loop') {
@@ -117,6 +125,56 @@ describe('guardedFetch against loopback servers', () => {
   it('sends method and body', async () => {
     const res = await guardedFetch(`${first.url}/echo`, { method: 'POST', body: 'payload', headers: { 'content-type': 'text/plain' } }, { allowlist: [`127.0.0.1:${first.port}`] });
     expect(JSON.parse(res.text())).toMatchObject({ method: 'POST', body: 'payload' });
+  });
+
+  describe('headers across a redirect', () => {
+    const sent = {
+      authorization: 'Bearer secret-1',
+      cookie: 'session=secret-2',
+      'proxy-authorization': 'Basic secret-3',
+      'X-Api-Key': 'secret-4',
+      'api-key': 'secret-5',
+      'x-auth-token': 'secret-6',
+      'private-token': 'secret-7',
+      'x-vendor-signature': 'secret-8',
+      accept: 'application/json',
+      'accept-language': 'fr',
+      'user-agent': 'dataagent-test',
+    };
+    const both = () => ({ allowlist: [`127.0.0.1:${first.port}`, `127.0.0.1:${second.port}`] });
+
+    it('keeps only benign headers when the redirect goes to another origin (another port)', async () => {
+      const res = await guardedFetch(`${first.url}/to-second-headers`, { headers: sent }, both());
+      expect(res.url).toBe(`${second.url}/headers`);
+      const received = JSON.parse(res.text()) as Record<string, string>;
+      expect(received).toMatchObject({ accept: 'application/json', 'accept-language': 'fr', 'user-agent': 'dataagent-test' });
+      expect(JSON.stringify(received)).not.toMatch(/secret-/);
+    });
+
+    it('keeps every header when the redirect stays on the same origin', async () => {
+      const res = await guardedFetch(`${first.url}/to-self-headers`, { headers: sent }, both());
+      const received = JSON.parse(res.text()) as Record<string, string>;
+      expect(received).toMatchObject({ authorization: 'Bearer secret-1', 'x-api-key': 'secret-4', 'private-token': 'secret-7', 'x-vendor-signature': 'secret-8' });
+    });
+  });
+
+  describe('a DNS lookup that never answers (no DNS traffic: the resolver is a fake)', () => {
+    const silent: Resolver = () => new Promise<string[]>(() => undefined);
+
+    it('fails as a timeout after lookupTimeoutMs', async () => {
+      await expectCode(guardedFetch('http://silent.example/', {}, { resolver: silent, lookupTimeoutMs: 100 }), 'timeout');
+    }, 10_000);
+
+    it('fails as a timeout at the request deadline, whatever the lookup limit', async () => {
+      await expectCode(guardedFetch('http://silent.example/', {}, { resolver: silent, lookupTimeoutMs: 600_000, timeoutMs: 100 }), 'timeout');
+    }, 10_000);
+
+    it('fails as aborted when the caller cancels', async () => {
+      const caller = new AbortController();
+      const pending = guardedFetch('http://silent.example/', { signal: caller.signal }, { resolver: silent, lookupTimeoutMs: 600_000 });
+      caller.abort();
+      await expectCode(pending, 'aborted');
+    }, 10_000);
   });
 
   it('connects to the address the check approved, not to a fresh DNS answer (pinning)', async () => {

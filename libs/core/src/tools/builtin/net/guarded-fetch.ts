@@ -41,14 +41,23 @@ export class OutboundRequestError extends Error {
 
 export const GUARDED_FETCH_DEFAULTS = { maxBytes: 5 * 1024 * 1024, timeoutMs: 30_000, maxRedirects: 5 } as const;
 
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+/**
+ * The only request headers a redirect to another origin keeps. An allowlist, not a list of
+ * credential headers to strip: credentials travel under names no list can know in advance
+ * (x-api-key, api-key, x-auth-token, private-token, x-goog-api-key, vendor-specific ones), and a
+ * denylist lets every name it misses through to whatever host the redirect names. What is
+ * dropped here costs at most a less tailored request to the new origin; what leaks is a secret.
+ */
+const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-encoding', 'accept-language', 'cache-control', 'content-language', 'content-type', 'pragma', 'user-agent']);
 
 /**
  * fetch for URLs chosen by a model: every hop (the first request and each redirect) passes
  * {@link checkOutboundUrl}, and the connection is pinned to the address that check approved,
  * through a lookup hook on the socket, so a DNS answer that changes between the check and the
- * connect (DNS rebinding) cannot steer it to an internal address. Bodies are streamed and the
- * request is aborted as soon as they pass `maxBytes`.
+ * connect (DNS rebinding) cannot steer it to an internal address. Each DNS lookup is bounded
+ * by `lookupTimeoutMs` and by the request's deadline and signal. A redirect to another origin
+ * carries only benign headers (see CROSS_ORIGIN_HEADERS). Bodies are streamed and the request
+ * is aborted as soon as they pass `maxBytes`.
  * @throws OutboundRequestError with code refused, too_large, timeout, too_many_redirects,
  * aborted or network.
  */
@@ -65,8 +74,8 @@ export async function guardedFetch(url: string | URL, init: GuardedRequestInit =
   const headers = { ...(init.headers ?? {}) };
 
   for (let redirects = 0; ; redirects++) {
-    const check = await checkOutboundUrl(current, policy);
-    if (!check.ok) throw new OutboundRequestError('refused', `Request refused: ${check.reason}`);
+    const check = await checkOutboundUrl(current, policy, signal);
+    if (!check.ok) throw checkFailure(check.reason, check.interrupted, timeout);
     const dispatcher = pinnedAgent(check.address, check.family);
     try {
       const response = await fetch(check.url, { method, headers, body, redirect: 'manual', signal, dispatcher }).catch((err: unknown) => {
@@ -77,7 +86,7 @@ export async function guardedFetch(url: string | URL, init: GuardedRequestInit =
         await response.body?.cancel().catch(() => undefined);
         if (redirects >= maxRedirects) throw new OutboundRequestError('too_many_redirects', `More than ${maxRedirects} redirects`);
         const next = new URL(location, check.url);
-        if (next.origin !== check.url.origin) for (const name of Object.keys(headers)) if (CREDENTIAL_HEADERS.includes(name.toLowerCase())) delete headers[name];
+        if (next.origin !== check.url.origin) for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name.toLowerCase())) delete headers[name];
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           if (method !== 'HEAD') method = 'GET';
           body = undefined;
@@ -144,6 +153,13 @@ async function readCapped(response: Response, maxBytes: number, signal: AbortSig
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/** A failed {@link checkOutboundUrl} as an error: refused, or cut short by DNS, the deadline or a cancel. */
+function checkFailure(reason: string, interrupted: 'timeout' | 'aborted' | undefined, timeout: AbortSignal): OutboundRequestError {
+  if (interrupted === 'timeout' || (interrupted === 'aborted' && timeout.aborted)) return new OutboundRequestError('timeout', `Request timed out: ${reason}`);
+  if (interrupted === 'aborted') return new OutboundRequestError('aborted', `Request aborted: ${reason}`);
+  return new OutboundRequestError('refused', `Request refused: ${reason}`);
 }
 
 function translate(err: unknown, signal: AbortSignal, timeout: AbortSignal): OutboundRequestError {

@@ -117,6 +117,28 @@ describe('checkOutboundUrl (no traffic: DNS is a fake)', () => {
     await expect(check('http://127.0.0.1/', ['127.0.0.1:443'])).resolves.toMatchObject({ ok: false });
   });
 
+  describe('a DNS lookup that never answers', () => {
+    const seenSignals: (AbortSignal | undefined)[] = [];
+    const silent: Resolver = (_host, signal) => {
+      seenSignals.push(signal);
+      return new Promise<string[]>(() => undefined);
+    };
+
+    it('is given up after lookupTimeoutMs, as a timeout', async () => {
+      const result = await checkOutboundUrl('http://silent.example/', { resolver: silent, lookupTimeoutMs: 50 });
+      expect(result).toMatchObject({ ok: false, interrupted: 'timeout', reason: expect.stringContaining('silent.example') });
+      // The resolver is told, so one that can cancel its query does.
+      expect(seenSignals.at(-1)?.aborted).toBe(true);
+    }, 10_000);
+
+    it('is given up when the caller aborts, before its own limit', async () => {
+      const caller = new AbortController();
+      const pending = checkOutboundUrl('http://silent.example/', { resolver: silent, lookupTimeoutMs: 600_000 }, caller.signal);
+      caller.abort();
+      await expect(pending).resolves.toMatchObject({ ok: false, interrupted: 'aborted' });
+    }, 10_000);
+  });
+
   it('does not let an allowlisted host name open an IP literal, nor the reverse', async () => {
     await expect(check('http://127.0.0.1/', ['localhost'])).resolves.toMatchObject({ ok: false });
     await expect(check('http://internal.example:81/', ['internal.example:80'])).resolves.toMatchObject({ ok: false });

@@ -185,30 +185,46 @@ function addressAllowed(rules: readonly AllowRule[], address: IP, port: number):
   });
 }
 
-/** Resolves a host name to every address it has. */
-export type Resolver = (hostname: string) => Promise<string[]>;
+/**
+ * Resolves a host name to every address it has. `signal` aborts when the answer is no longer
+ * wanted; a resolver that cannot be cancelled may ignore it (the check stops waiting anyway).
+ */
+export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
 
+/** getaddrinfo cannot be cancelled: a lookup that outlives its check finishes unobserved. */
 export const systemResolver: Resolver = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** Milliseconds a DNS lookup may take before the request gives up on it. */
+export const DNS_LOOKUP_TIMEOUT_MS = 5_000;
 
 export interface OutboundPolicy {
   /** Entries that open otherwise forbidden targets; see {@link parseAllowlist}. */
   allowlist?: readonly string[] | readonly AllowRule[];
   /** DNS resolution; the system resolver when absent (tests inject a fake). */
   resolver?: Resolver;
+  /** Milliseconds one DNS lookup may take. Default {@link DNS_LOOKUP_TIMEOUT_MS}. */
+  lookupTimeoutMs?: number;
 }
 
 export type OutboundCheck =
   | { ok: true; url: URL; address: string; family: 4 | 6 }
-  | { ok: false; reason: string };
+  | {
+      ok: false;
+      reason: string;
+      /** Set when the check could not finish: its DNS lookup timed out, or `signal` aborted it. */
+      interrupted?: 'timeout' | 'aborted';
+    };
 
 /**
  * Decides whether an outbound HTTP request may go to `url`: only http(s), and every address
  * the host resolves to must be public or opened by the allowlist (one private answer among
  * public ones refuses the whole host, since the attacker picks the order).
+ * @param signal Stops waiting for DNS (the request's deadline or cancel); the lookup has its
+ * own limit too, `policy.lookupTimeoutMs`.
  * @returns the address to connect to (pin it), or the reason for refusing.
  */
-export async function checkOutboundUrl(url: string | URL, policy: OutboundPolicy = {}): Promise<OutboundCheck> {
+export async function checkOutboundUrl(url: string | URL, policy: OutboundPolicy = {}, signal?: AbortSignal): Promise<OutboundCheck> {
   let parsed: URL;
   try {
     parsed = new URL(String(url));
@@ -226,9 +242,15 @@ export async function checkOutboundUrl(url: string | URL, policy: OutboundPolicy
   if (literal) {
     addresses = [literal];
   } else {
+    const timeoutMs = policy.lookupTimeoutMs ?? DNS_LOOKUP_TIMEOUT_MS;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
-      addresses = (await (policy.resolver ?? systemResolver)(host)).map((a) => parseIP(a)).filter((a): a is IP => a !== null);
+      const answers = await untilAborted((policy.resolver ?? systemResolver)(host, stop), stop);
+      addresses = answers.map((a) => parseIP(a)).filter((a): a is IP => a !== null);
     } catch (err) {
+      if (signal?.aborted) return { ok: false, reason: `DNS lookup of ${host} aborted`, interrupted: 'aborted' };
+      if (deadline.aborted) return { ok: false, reason: `DNS lookup of ${host} got no answer within ${timeoutMs} ms`, interrupted: 'timeout' };
       return { ok: false, reason: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
     }
     if (addresses.length === 0) return { ok: false, reason: `cannot resolve ${host}` };
@@ -241,6 +263,16 @@ export async function checkOutboundUrl(url: string | URL, policy: OutboundPolicy
   }
   const chosen = normalise(addresses[0]!);
   return { ok: true, url: parsed, address: chosen.toString(), family: chosen.kind() === 'ipv4' ? 4 : 6 };
+}
+
+/** Settles like `work`, or rejects with the abort reason as soon as `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Parses string entries once so callers checking many URLs can pass the rules around. */
