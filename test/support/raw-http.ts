@@ -100,3 +100,32 @@ export async function sessionSubscribers(sessionId: string): Promise<number> {
     redis.disconnect();
   }
 }
+
+export interface ServerFrame {
+  opcode: number;
+  payload: Buffer;
+}
+
+/** Splits what a server sent on a WebSocket into frames (server frames are unmasked); a cut last frame is left out. */
+export function parseServerFrames(bytes: Buffer): ServerFrame[] {
+  const frames: ServerFrame[] = [];
+  let at = 0;
+  while (at + 2 <= bytes.length) {
+    const opcode = bytes[at] & 0x0f;
+    let length = bytes[at + 1] & 0x7f;
+    let offset = at + 2;
+    if (length === 126) {
+      if (offset + 2 > bytes.length) break;
+      length = bytes.readUInt16BE(offset);
+      offset += 2;
+    } else if (length === 127) {
+      if (offset + 8 > bytes.length) break;
+      length = Number(bytes.readBigUInt64BE(offset));
+      offset += 8;
+    }
+    if (offset + length > bytes.length) break;
+    frames.push({ opcode, payload: bytes.subarray(offset, offset + length) });
+    at = offset + length;
+  }
+  return frames;
+}

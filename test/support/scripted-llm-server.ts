@@ -21,6 +21,7 @@
  * |                        | is plain text instead: `Tool NAME returned: <result>`. With `[[chunks:N]]`, the N    |
  * |                        | text chunks come before the calls                                                    |
  * | `[[hang]]`             | after the text (none unless `[[chunks:N]]`), keep the stream open, silent, forever   |
+ * | `[[pad:N]]`            | with `[[chunks:N]]`, pad each text chunk to N characters with dots                   |
  * | `[[slow:MS]]`          | wait MS between chunks of this stream (overrides `chunkIntervalMs`)                  |
  * | `[[delay:MS]]`         | wait MS before the response starts (time to first token)                             |
  * | `[[stamp]]`            | prefix every text chunk with its write time: `⟨t=1712345678901.234⟩tok0 `            |
@@ -433,7 +434,9 @@ export function defaultScript(req: RecordedRequest): ScriptStep[] {
       steps.push({ text: `Tool ${name} returned: `, stamp }, { text: contentText(result.content).slice(0, 500) + ' ', stamp });
     }
   } else if (chunks !== undefined) {
-    for (let i = 0; i < chunks; i++) steps.push({ text: `tok${i} `, stamp });
+    // [[pad:N]] pads each chunk to N characters, for tests that need volume rather than count.
+    const pad = number('pad') ?? 0;
+    for (let i = 0; i < chunks; i++) steps.push({ text: `tok${i} `.padEnd(pad, '.'), stamp });
   } else if (!flag('hang')) {
     steps.push(...FIXED_ANSWER.map((part) => ({ text: part, stamp })));
   }

@@ -88,9 +88,10 @@ export class RunEventLog {
     return (await this.redis.exists(redisKeys.runCancel(runId))) === 1;
   }
 
-  /** Events of a run with seq > afterSeq still held in Redis, in order. */
-  async range(runId: string, afterSeq = 0): Promise<EventDict[]> {
-    const raw = await this.redis.lrange(redisKeys.runLog(runId), Math.max(0, afterSeq), -1);
+  /** Events of a run with seq > afterSeq still held in Redis, in order; at most `count` when given. */
+  async range(runId: string, afterSeq = 0, count?: number): Promise<EventDict[]> {
+    const start = Math.max(0, afterSeq);
+    const raw = await this.redis.lrange(redisKeys.runLog(runId), start, count === undefined ? -1 : start + count - 1);
     return raw.map((r) => JSON.parse(r) as EventDict);
   }
 

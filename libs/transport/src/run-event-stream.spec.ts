@@ -1,5 +1,5 @@
 import type { EventDict } from '#core/events/execution-event.js';
-import { followEvents } from './run-event-stream.js';
+import { followEvents, REPLAY_PAGE } from './run-event-stream.js';
 import type { RunEventLog } from './run-event-log.js';
 import type { SessionEventRelay } from './session-event-relay.js';
 
@@ -26,6 +26,35 @@ describe('followEvents', () => {
     expect(seen).toEqual([2, 3]);
     expect(listeners.size).toBe(1);
     stop();
+    expect(listeners.size).toBe(0);
+  });
+
+  it('replays a long log page by page, waiting for the client between pages', async () => {
+    const { relay, listeners } = countingRelay();
+    const total = REPLAY_PAGE * 2 + 10;
+    const all = Array.from({ length: total }, (_, i) => event(i + 1));
+    const log = { range: async (_run: string, after: number, count?: number) => all.slice(after, count === undefined ? undefined : after + count), lastSeq: async () => total } as unknown as RunEventLog;
+    const seen: number[] = [];
+    const seenAtWait: number[] = [];
+    const ready = async () => void seenAtWait.push(seen.length);
+    const stop = await followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 0, ready }, (e, live) => {
+      expect(live).toBe(false);
+      seen.push(e.seq);
+    });
+    expect(seen).toEqual(all.map((e) => e.seq));
+    expect(seenAtWait).toEqual([REPLAY_PAGE, REPLAY_PAGE * 2]);
+    stop();
+    expect(listeners.size).toBe(0);
+  });
+
+  it('stops and releases its subscription when the client cannot take the replay', async () => {
+    const { relay, listeners } = countingRelay();
+    const all = Array.from({ length: REPLAY_PAGE * 3 }, (_, i) => event(i + 1));
+    const log = { range: async (_run: string, after: number, count?: number) => all.slice(after, after + (count ?? all.length)), lastSeq: async () => all.length } as unknown as RunEventLog;
+    const seen: number[] = [];
+    const ready = () => Promise.reject(new Error('stalled'));
+    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 0, ready }, (e) => seen.push(e.seq))).rejects.toThrow('stalled');
+    expect(seen).toHaveLength(REPLAY_PAGE);
     expect(listeners.size).toBe(0);
   });
 

@@ -10,11 +10,23 @@ export interface FollowOptions {
   afterSeq?: number;
   /** Where to read events that Redis no longer holds (the MySQL archive). */
   archive?: (runId: string, afterSeq: number) => Promise<EventDict[]>;
+  /**
+   * Paces the replay: awaited after each page of replayed events, it resolves once the client
+   * has room for more and rejects when the client is gone or stalled (that ends the follow).
+   */
+  ready?: () => Promise<void>;
 }
+
+/** Replayed events read from Redis and handed over per step, between two `ready` waits. */
+export const REPLAY_PAGE = 200;
+
+/** `live` is false for events replayed from the log, true for those relayed as they happen. */
+export type FollowListener = (event: EventDict, live: boolean) => void;
 
 /**
  * Delivers a run's events after `afterSeq`, then live ones: no gap, no duplicate.
- * Subscribes first, replays from the log, then releases what arrived meanwhile.
+ * Subscribes first, replays from the log page by page (paced by `ready`), then releases what
+ * arrived meanwhile.
  * @returns a function that stops following.
  * @throws RangeError when afterSeq is not an integer in [0, MAX_SEQ]; whatever the log or the
  *   archive throws while replaying. Nothing stays subscribed when it throws.
@@ -23,7 +35,7 @@ export async function followEvents(
   relay: SessionEventRelay,
   log: RunEventLog,
   options: FollowOptions,
-  onEvent: (event: EventDict) => void,
+  onEvent: FollowListener,
 ): Promise<() => void> {
   const { sessionId, runId } = options;
   if (options.afterSeq !== undefined && !(Number.isInteger(options.afterSeq) && options.afterSeq >= 0 && options.afterSeq <= MAX_SEQ)) {
@@ -32,30 +44,38 @@ export async function followEvents(
   const lastSeq = new Map<string, number>();
   let buffer: EventDict[] | null = runId && options.afterSeq !== undefined ? [] : null;
 
-  const deliver = (event: EventDict) => {
+  const deliver = (event: EventDict, live: boolean) => {
     if (runId && event.run_id !== runId) return;
     const last = lastSeq.get(event.run_id) ?? (event.run_id === runId ? options.afterSeq ?? 0 : 0);
     if (event.seq <= last) return;
     lastSeq.set(event.run_id, event.seq);
-    onEvent(event);
+    onEvent(event, live);
   };
 
   const stop = await relay.watch(sessionId, (event) => {
     if (buffer) buffer.push(event);
-    else deliver(event);
+    else deliver(event, true);
   });
 
   if (buffer && runId) {
     try {
-      const afterSeq = options.afterSeq ?? 0;
-      let replay = await log.range(runId, afterSeq);
-      if (replay.length === 0 && options.archive && (await log.lastSeq(runId)) === 0) {
-        replay = await options.archive(runId, afterSeq);
+      let after = options.afterSeq ?? 0;
+      let archived: EventDict[] | null = null;
+      for (;;) {
+        let page = archived ? archived.splice(0, REPLAY_PAGE) : await log.range(runId, after, REPLAY_PAGE);
+        if (page.length === 0 && !archived && after === (options.afterSeq ?? 0) && options.archive && (await log.lastSeq(runId)) === 0) {
+          archived = await options.archive(runId, after);
+          page = archived.splice(0, REPLAY_PAGE);
+        }
+        if (page.length === 0) break;
+        for (const event of page) deliver(event, false);
+        after = page.at(-1)!.seq;
+        if (page.length < REPLAY_PAGE && !archived) break;
+        await options.ready?.();
       }
-      for (const event of replay) deliver(event);
       const held = buffer;
       buffer = null;
-      for (const event of held) deliver(event);
+      for (const event of held) deliver(event, true);
     } catch (err) {
       buffer = null;
       stop();

@@ -4,7 +4,7 @@ import type { Caller } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
-import { MessageRateLimit, slowConsumerError, type ErrorEventBody } from './client-limits.js';
+import { ClientStalledError, MessageRateLimit, slowConsumerError, waitForRoom, type ErrorEventBody } from './client-limits.js';
 import type { ControlService } from '../control/control.service.js';
 import { CancelRequestDto, ChatRequestDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
 
@@ -150,21 +150,30 @@ export class ChatConnection {
     this.follows.get(runId)?.();
     this.follows.delete(runId);
     let finished = false;
-    const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event) => {
+    let lastSent = afterSeq;
+    const ready = () =>
+      waitForRoom(() => this.sink.bufferedBytes(), this.limits.bufferMaxBytes, () => this.closed).catch((err: unknown) => {
+        if (err instanceof ClientStalledError && !err.gone) this.drop(slowConsumerError({ sessionId, runId }, lastSent, this.limits.bufferMaxBytes));
+        throw err;
+      });
+    const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event, live) => {
       if (this.closed) return;
       this.sink.event(event);
-      this.checkBuffer({ sessionId, runId }, event.seq);
+      lastSent = event.seq;
+      // A replay is paced by `ready`; live events cannot wait, so a client too far behind goes.
+      if (live) this.checkBuffer({ sessionId, runId }, event.seq);
       if (event.event_type === 'done') {
         finished = true;
         this.follows.get(runId)?.();
         this.follows.delete(runId);
       }
-    });
+    }, ready);
     if (finished || this.closed) stop();
     else this.follows.set(runId, stop);
   }
 
   private sendError(err: unknown, sessionId: string): string {
+    if (err instanceof ClientStalledError) return 'slow_consumer';
     const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error');
     if (!(err instanceof ApiError)) this.logger.error(err instanceof Error ? err.stack ?? err.message : String(err));
     if (this.closed) return error.errorCode;

@@ -5,13 +5,12 @@ import type { Caller } from '#core/session/caller.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ChatConnection, type MessageAck } from './chat-connection.js';
+import { DROP_GRACE_MS } from './client-limits.js';
 import { ChatService } from './chat.service.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 
-/** How long a dropped client gets to take its last bytes before its transport is cut. */
-const DROP_GRACE_MS = 2_000;
 
 interface SocketData {
   caller: Caller;

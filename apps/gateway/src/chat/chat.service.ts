@@ -4,7 +4,7 @@ import { RunQueuedEvent, type EventDict } from '#core/events/execution-event.js'
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
-import { followEvents } from '#transport/run-event-stream.js';
+import { followEvents, type FollowListener } from '#transport/run-event-stream.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
@@ -126,12 +126,15 @@ export class ChatService {
     return { sessionId, runId: active[0].runId };
   }
 
-  /** Streams a run's events after `afterSeq` (0: from its start), then live ones. */
-  follow(run: SubmittedRun, afterSeq: number, onEvent: (event: EventDict) => void): Promise<() => void> {
+  /**
+   * Streams a run's events after `afterSeq` (0: from its start), then live ones. `ready`
+   * paces the replay (see FollowOptions).
+   */
+  follow(run: SubmittedRun, afterSeq: number, onEvent: FollowListener, ready?: () => Promise<void>): Promise<() => void> {
     return followEvents(
       this.relay,
       this.log,
-      { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after) },
+      { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ready },
       onEvent,
     );
   }

@@ -1,3 +1,9 @@
+/**
+ * How long a dropped client gets to take what was already written, its reason last, before its
+ * socket is destroyed. What it holds meanwhile is bounded by the buffer limit.
+ */
+export const DROP_GRACE_MS = 10_000;
+
 /** An error event the gateway itself sends a client (bad input, slow consumer, flood). */
 export interface ErrorEventBody {
   event_type: 'error';
@@ -46,4 +52,30 @@ export class MessageRateLimit {
     this.tokens -= 1;
     return true;
   }
+}
+
+/** Thrown by {@link waitForRoom}: the client went away, or took nothing for too long. */
+export class ClientStalledError extends Error {
+  constructor(readonly gone: boolean) {
+    super(gone ? 'The client is gone' : 'The client stopped reading');
+  }
+}
+
+/**
+ * Resolves once less than half of `limit` waits for the client: a replay (whose size the
+ * client chose) is paced by the client instead of being buffered whole.
+ * @throws ClientStalledError when `closed()` turns true, or nothing drains for `timeoutMs`.
+ */
+export async function waitForRoom(buffered: () => number, limit: number, closed: () => boolean, timeoutMs = DROP_GRACE_MS): Promise<void> {
+  let level = buffered();
+  let since = Date.now();
+  while (level > limit / 2) {
+    if (closed()) throw new ClientStalledError(true);
+    if (Date.now() - since > timeoutMs) throw new ClientStalledError(false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const now = buffered();
+    if (now < level) since = Date.now();
+    level = now;
+  }
+  if (closed()) throw new ClientStalledError(true);
 }

@@ -6,12 +6,10 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
-import { slowConsumerError } from './client-limits.js';
+import { ClientStalledError, DROP_GRACE_MS, slowConsumerError, waitForRoom } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 
-/** How long a dropped slow client gets to take its last bytes before its socket is destroyed. */
-const DROP_GRACE_MS = 2_000;
 
 /** Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID resumes. */
 @Controller()
@@ -64,24 +62,34 @@ export class EventStreamController implements OnApplicationShutdown {
     const send = (name: string, id: string | null, body: unknown) => {
       res.write(`${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(body)}\n\n`);
     };
-    const write = (event: EventDict) => {
+    let lastSent = afterSeq;
+    const dropSlow = () => {
+      send('error', null, slowConsumerError(run, lastSent, limit));
+      end();
+      setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
+    };
+    const write = (event: EventDict, live: boolean) => {
       if (ended) return;
       send(event.event_type, `${event.run_id}:${event.seq}`, event);
+      lastSent = event.seq;
       if (event.event_type === 'done') return end();
-      // writableLength counts what the response and its socket still hold for this client.
-      if (res.writableLength > limit) {
-        send('error', null, slowConsumerError(run, event.seq, limit));
-        end();
-        setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
-      }
+      // writableLength counts what the response and its socket still hold for this client. A
+      // replay is paced by `ready`; live events cannot wait, so a client too far behind goes.
+      if (live && res.writableLength > limit) dropSlow();
     };
+    const ready = () =>
+      waitForRoom(() => res.writableLength, limit, () => ended).catch((err: unknown) => {
+        if (err instanceof ClientStalledError && !err.gone) dropSlow();
+        throw err;
+      });
     this.open.add(end);
     // The response's close, not the request's: the request closes once its body is read.
     res.on('close', end);
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     try {
-      stop = await this.chat.follow(run, afterSeq, write);
+      stop = await this.chat.follow(run, afterSeq, write, ready);
     } catch (err) {
+      if (err instanceof ClientStalledError) return;
       this.open.delete(end);
       ended = true;
       if (!res.headersSent) throw err;

@@ -12,12 +12,11 @@ import { OriginPolicy } from '../infra/origin-policy.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { ChatConnection } from './chat-connection.js';
+import { DROP_GRACE_MS } from './client-limits.js';
 import { ChatService } from './chat.service.js';
 
 const PATH = /^\/ws\/chat\/([A-Za-z0-9_-]{1,64})\/?$/;
 
-/** How long a dropped client gets to take its last bytes before its socket is destroyed. */
-const DROP_GRACE_MS = 2_000;
 
 /**
  * Close codes: 4401 unauthorized and 4404 unknown session (kept for clients that learnt them;
@@ -128,7 +127,8 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
           send(reason);
           const code = reason.error_code === 'slow_consumer' ? WS_CLOSE.slowConsumer : WS_CLOSE.policy;
           ws.close(code, `${reason.error_code}: ${reason.error_code === 'slow_consumer' ? 'resume from the last seq you received' : 'slow down'}`);
-          setTimeout(() => ws.terminate(), DROP_GRACE_MS).unref();
+          // A slow client may still be reading; a flooding one has its reason at once.
+          setTimeout(() => ws.terminate(), reason.error_code === 'slow_consumer' ? DROP_GRACE_MS : 1_000).unref();
         },
       },
       this.logger,

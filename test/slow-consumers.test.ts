@@ -1,0 +1,230 @@
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import type { Socket as TcpSocket } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
+import type { EventDict } from '#core/events/execution-event.js';
+import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
+import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { clientFrame, parseServerFrames, rawUpgrade } from './support/raw-http.js';
+import { TEST_API_KEY, TestSystem } from './support/system.js';
+
+const LIMIT = 256 * 1024;
+const EVENTS = 5_000;
+/** Per text chunk: a run of about 5 MB, more than loopback socket buffers hold for a client that reads nothing. */
+const PAD = 1_000;
+
+/** What a stalled client had been sent once it reads again: its events, and why it was dropped. */
+interface Stalled {
+  kind: 'sse' | 'ws' | 'socket.io';
+  socket: TcpSocket;
+  read(): Promise<{ events: EventDict[]; reason?: string }>;
+}
+
+function rssKb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+}
+
+/** Resumes reading and collects everything until the server closes the connection. */
+function drain(socket: TcpSocket): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => reject(new Error('the server never closed the stalled connection')), 60_000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+    socket.resume();
+  });
+}
+
+async function stalledSse(url: string, runId: string): Promise<Stalled> {
+  const socket = tcpConnect(Number(new URL(url).port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.on('error', () => undefined);
+  socket.write(`GET /api/v1/runs/${runId}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${TEST_API_KEY}\r\n\r\n`);
+  socket.pause();
+  return {
+    kind: 'sse',
+    socket,
+    read: async () => {
+      const text = (await drain(socket)).toString('utf8');
+      const events: EventDict[] = [];
+      let reason: string | undefined;
+      for (const block of text.split('\n\n')) {
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (!data) continue;
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = JSON.parse(data);
+        } catch {
+          continue; // a block cut by the drop
+        }
+        if (parsed.error_code === 'slow_consumer') reason = 'slow_consumer';
+        else if (typeof parsed.seq === 'number' && parsed.seq > 0) events.push(parsed as EventDict);
+      }
+      return { events, reason };
+    },
+  };
+}
+
+async function stalledWs(url: string, sessionId: string, runId: string): Promise<Stalled> {
+  const { socket, status } = await rawUpgrade(url, `/ws/chat/${sessionId}`, { 'x-api-key': TEST_API_KEY });
+  expect(status).toBe(101);
+  socket.write(clientFrame(0x1, JSON.stringify({ type: 'resume', payload: { run_id: runId, after_seq: 0 } })));
+  socket.pause();
+  return {
+    kind: 'ws',
+    socket,
+    read: async () => {
+      const frames = parseServerFrames(await drain(socket));
+      const events: EventDict[] = [];
+      let reason: string | undefined;
+      for (const frame of frames) {
+        if (frame.opcode === 0x8) reason = `${frame.payload.readUInt16BE(0)} ${frame.payload.subarray(2).toString()}`;
+        if (frame.opcode !== 0x1) continue;
+        const body = JSON.parse(frame.payload.toString());
+        if (typeof body.seq === 'number' && body.seq > 0 && body.event_type) events.push(body);
+      }
+      return { events, reason };
+    },
+  };
+}
+
+/** A Socket.IO client speaking engine.io over a raw socket, so that it can stop reading. */
+async function stalledSocketIo(url: string, sessionId: string, runId: string): Promise<Stalled> {
+  const { socket, status } = await rawUpgrade(url, '/socket.io/?EIO=4&transport=websocket');
+  expect(status).toBe(101);
+  socket.write(clientFrame(0x1, `40/chat,${JSON.stringify({ apiKey: TEST_API_KEY })}`));
+  const early: Buffer[] = [];
+  await new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      early.push(chunk);
+      if (!Buffer.concat(early).toString('latin1').includes('40/chat,{"sid"')) return;
+      socket.off('data', onData);
+      resolve();
+    };
+    socket.on('data', onData);
+  });
+  socket.write(clientFrame(0x1, `42/chat,${JSON.stringify(['message', { type: 'resume', payload: { session_id: sessionId, run_id: runId, after_seq: 0 } }])}`));
+  socket.pause();
+  return {
+    kind: 'socket.io',
+    socket,
+    read: async () => {
+      const frames = parseServerFrames(Buffer.concat([...early, await drain(socket)]));
+      const events: EventDict[] = [];
+      let reason: string | undefined;
+      for (const frame of frames) {
+        const text = frame.payload.toString();
+        if (frame.opcode !== 0x1 || !text.startsWith('42/chat,')) continue;
+        const [name, body] = JSON.parse(text.slice('42/chat,'.length));
+        if (name !== 'event') continue;
+        if (body.error_code === 'slow_consumer') reason = 'slow_consumer';
+        else if (typeof body.seq === 'number' && body.seq > 0) events.push(body);
+      }
+      return { events, reason };
+    },
+  };
+}
+
+function percentiles(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]?.toFixed(2) ?? '-';
+  return `${at(0.5)}/${at(0.99)}`;
+}
+
+describe('clients that stop reading are dropped, not buffered without bound', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_CLIENT_BUFFER_MAX_BYTES: String(LIMIT) } });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  it(`drops 50 stalled SSE, WebSocket and Socket.IO clients of a ${EVENTS}-event run; they resume with no gap, and others get every event`, async () => {
+    const owner = await connectChat(system.url, TEST_API_KEY);
+    const ownerEvents = new EventCollector(owner);
+    // The same stream with nobody stalled, for the latency a reading client sees anyway.
+    const lagMs: number[] = [];
+    owner.on('event', (event: EventDict) => {
+      const stamp = typeof event.content === 'string' ? /⟨t=([\d.]+)⟩/.exec(event.content)?.[1] : undefined;
+      if (stamp) lagMs.push(performance.timeOrigin + performance.now() - Number(stamp));
+    });
+    const quiet = await sendChat(owner, { message: `[[slow:1]] [[stamp]] [[chunks:2000]] [[pad:${PAD}]]` });
+    await ownerEvents.done(quiet.run_id, 120_000);
+    const baseline = percentiles(lagMs.splice(0));
+
+    // The delay leaves time to attach the stalled clients before the first token; one chunk per
+    // millisecond at most, so the clients that do read keep up on a busy machine.
+    const ack = await sendChat(owner, { message: `[[delay:3000]] [[slow:1]] [[stamp]] [[chunks:${EVENTS}]] [[pad:${PAD}]]` });
+
+    const watchers = await Promise.all(Array.from({ length: 4 }, () => connectChat(system.url, TEST_API_KEY)));
+    const watcherEvents = watchers.map((socket) => new EventCollector(socket));
+    for (const socket of watchers) await sendMessage(socket, 'resume', { session_id: ack.session_id, run_id: ack.run_id, after_seq: 0 });
+
+    const stalled: Stalled[] = [];
+    for (let i = 0; i < 20; i++) stalled.push(await stalledSse(system.url, ack.run_id));
+    for (let i = 0; i < 20; i++) stalled.push(await stalledWs(system.url, ack.session_id, ack.run_id));
+    for (let i = 0; i < 10; i++) stalled.push(await stalledSocketIo(system.url, ack.session_id, ack.run_id));
+
+    const pid = system.gateway.proc.pid!;
+    const baselineKb = rssKb(pid);
+    let peakKb = baselineKb;
+    const sampler = setInterval(() => (peakKb = Math.max(peakKb, rssKb(pid))), 50);
+    try {
+      await Promise.all([ownerEvents.done(ack.run_id, 120_000), ...watcherEvents.map((e) => e.done(ack.run_id, 120_000))]);
+    } finally {
+      clearInterval(sampler);
+    }
+
+    // Every client that kept reading saw the whole run, gapless.
+    const full = ownerEvents.ofRun(ack.run_id);
+    assertWellFormedRun(full);
+    expect(full.filter((e) => e.event_type === 'text').length).toBeGreaterThanOrEqual(EVENTS);
+    for (const events of watcherEvents) expect(events.ofRun(ack.run_id)).toEqual(full);
+
+    // The stalled clients got a prefix, then the reason, then the close.
+    const reads = await Promise.all(stalled.map((s) => s.read()));
+    const summary = { sse: 0, ws: 0, 'socket.io': 0 };
+    for (const [i, { events, reason }] of reads.entries()) {
+      const kind = stalled[i].kind;
+      expect({ kind, done: events.some((e) => e.event_type === 'done') }).toEqual({ kind, done: false });
+      expect(events).toEqual(full.slice(0, events.length));
+      expect({ kind, reason }).toEqual({ kind, reason: kind === 'ws' ? expect.stringMatching(/^4409 slow_consumer/) : 'slow_consumer' });
+      summary[kind]++;
+    }
+
+    // Each resumes from the last seq it got and ends with exactly the full log (ten at a time).
+    const resume = async (i: number, events: EventDict[]) => {
+      const socket = await connectChat(system.url, TEST_API_KEY);
+      const rest = new EventCollector(socket);
+      try {
+        await sendMessage(socket, 'resume', { session_id: ack.session_id, run_id: ack.run_id, after_seq: events.at(-1)?.seq ?? 0 });
+        await rest.done(ack.run_id, 60_000);
+        const joined = [...events, ...rest.ofRun(ack.run_id)];
+        expect({ client: i, joined: joined.length }).toEqual({ client: i, joined: full.length });
+        expect(joined).toEqual(full);
+      } finally {
+        socket.disconnect();
+      }
+    };
+    for (let i = 0; i < reads.length; i += 10) await Promise.all(reads.slice(i, i + 10).map((read, j) => resume(i + j, read.events)));
+
+    const grewMb = (peakKb - baselineKb) / 1024;
+    const loaded = percentiles(lagMs);
+    const runMb = full.reduce((n, e) => n + JSON.stringify(e).length, 0) / 1024 / 1024;
+    process.stdout.write(
+      `[slow consumers] ${full.length} events (${runMb.toFixed(1)} MB); dropped ${JSON.stringify(summary)}; ` +
+        `gateway RSS ${(baselineKb / 1024).toFixed(0)} MB → peak ${(peakKb / 1024).toFixed(0)} MB (+${grewMb.toFixed(1)} MB) with ${stalled.length} stalled clients; ` +
+        `a reading client's LLM chunk → receive p50/p99 ${loaded} ms (the same stream with nobody stalled: ${baseline} ms)\n`,
+    );
+    // Unbounded buffering would hold about the whole run per stalled client: 50 × 5 MB.
+    expect(grewMb).toBeLessThan(80);
+    expect((await api(system.url, 'GET', '/health')).status).toBe(200);
+    owner.disconnect();
+    for (const socket of watchers) socket.disconnect();
+  }, 240_000);
+});
