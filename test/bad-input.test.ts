@@ -73,6 +73,32 @@ describe('bad input gets a clear 4xx and nothing crashes', () => {
     }
   });
 
+  it('refuses absurd paging, deep nesting and prototype keys with 4xx, and answers JSON outside the API', async () => {
+    expect((await api(system.url, 'GET', '/sessions?offset=18446744073709550592', { apiKey: TEST_API_KEY })).status).toBe(422);
+    const nested = '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000);
+    const deep = await post(`{"message":"hi","x":${nested}}`);
+    expect({ status: deep.status, code: deep.body.error_code }).toEqual({ status: 400, code: 'too_deeply_nested' });
+    const arrays = await post(`{"message":"hi","x":${'['.repeat(3_000)}${']'.repeat(3_000)}}`);
+    expect(arrays.status).toBe(400);
+    const root = await fetch(`${system.url}/`);
+    expect(root.status).toBe(404);
+    expect(await root.json()).toMatchObject({ error_code: 'not_found' });
+
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    try {
+      const errors: Record<string, unknown>[] = [];
+      socket.on('event', (e) => e.event_type === 'error' && errors.push(e));
+      const ack = await socket.timeout(10_000).emitWithAck('message', { type: 'chat', payload: { constructor: [] } });
+      expect(ack).toEqual({ ok: false, error_code: 'validation_failed' });
+      // (socket.io-client itself recurses over what it sends, so a thousand levels here.)
+      const deepAck = await socket.timeout(10_000).emitWithAck('message', JSON.parse(`{"type":"chat","payload":${'{"a":'.repeat(1_000)}1${'}'.repeat(1_000)}}`));
+      expect(deepAck).toEqual({ ok: false, error_code: 'too_deeply_nested' });
+      expect(errors.every((e) => (e.details as { status: number }).status < 500)).toBe(true);
+    } finally {
+      socket.disconnect();
+    }
+  });
+
   it('stays healthy after all of it', async () => {
     expect((await api(system.url, 'GET', '/health')).status).toBe(200);
     expect(system.gateway.proc.exitCode).toBeNull();

@@ -184,6 +184,13 @@ export function conversationStoreContract(open: OpenStore): void {
   });
 
   describe('messages', () => {
+    it('stores metadata holding a lone surrogate (a model can write one in tool arguments)', async () => {
+      const s = await newSession();
+      await store.messages.append([{ sessionId: s.sessionId, runId: null, role: 'tool', content: 'x\ud800', metadata: { name: 'read_file', args: { path: 'files/\ud800' } } }]);
+      const [stored] = await store.messages.list(s.sessionId, { limit: 10, offset: 0 });
+      expect(String((stored.metadata.args as { path: string }).path)).toMatch(/^files\/(\ud800|\ufffd)$/);
+    });
+
     it('returns history oldest first, exactly in append order within one millisecond', async () => {
       const s = await newSession();
       const appended: string[] = [];

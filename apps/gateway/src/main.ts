@@ -12,6 +12,7 @@ import { validationError } from './common/validation.js';
 import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
 import { OriginPolicy } from './infra/origin-policy.js';
 import type { ApiError } from './common/api-error.js';
+import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -31,6 +32,16 @@ async function main(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
   app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
+  // Validation walks bodies recursively: bound their depth and drop prototype keys first.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    try {
+      if (req.body !== undefined) req.body = plainJson(req.body);
+      next();
+    } catch (err) {
+      const error = err as ApiError;
+      res.status(error.status).json(error.toBody());
+    }
+  });
   const origins = app.get(OriginPolicy);
   // Before CORS and routing: a page from a foreign origin (or a rebound DNS name) gets nothing.
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -49,6 +60,11 @@ async function main(): Promise<void> {
   app.useGlobalFilters(new ApiExceptionFilter());
   app.useWebSocketAdapter(new ConfiguredIoAdapter(app, settings, origins));
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  await app.init();
+  // Nest answers unknown routes under the prefix; everything else gets the same JSON error.
+  app.use((req: Request, res: Response) => {
+    res.status(404).json({ error_code: 'not_found', message: `Cannot ${req.method} ${req.path}: the API is under /api/v1`, details: {} });
+  });
   await app.listen(server.port, server.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : server.port;

@@ -29,7 +29,7 @@ export class MysqlMessageStore implements MessageStore {
       metadata: m.metadata ?? {},
       createdAt: m.createdAt ?? at,
     }));
-    await this.repo.insert(records.map((r) => ({ ...r, metadata: r.metadata as JsonObject })));
+    await this.repo.insert(records.map((r) => ({ ...r, metadata: wellFormed(r.metadata) as JsonObject })));
     return records;
   }
 
@@ -48,3 +48,14 @@ export class MysqlMessageStore implements MessageStore {
     return this.repo.countBy({ sessionId });
   }
 }
+
+/**
+ * The value with every string made well-formed UTF-16 (a lone surrogate becomes U+FFFD): the
+ * JSON column refuses the `\ud800` escapes JSON.stringify writes for them, and a model may well
+ * produce one inside tool arguments.
+ */
+function wellFormed(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v)));
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;

@@ -15,6 +15,11 @@ export interface FollowOptions {
    * has room for more and rejects when the client is gone or stalled (that ends the follow).
    */
   ready?: () => Promise<void>;
+  /**
+   * Called when the run had already ended at or before `afterSeq`: no event will come. (When
+   * the done itself is delivered, that is the end.)
+   */
+  onEnded?: () => void;
 }
 
 /** Replayed events read from Redis and handed over per step, between two `ready` waits. */
@@ -42,6 +47,8 @@ export async function followEvents(
     throw new RangeError(`afterSeq must be an integer from 0 to ${MAX_SEQ}`);
   }
   const lastSeq = new Map<string, number>();
+  /** The run's done has been delivered. */
+  let ended = false;
   let buffer: EventDict[] | null = runId && options.afterSeq !== undefined ? [] : null;
 
   const deliver = (event: EventDict, live: boolean) => {
@@ -49,12 +56,21 @@ export async function followEvents(
     const last = lastSeq.get(event.run_id) ?? (event.run_id === runId ? options.afterSeq ?? 0 : 0);
     if (event.seq <= last) return;
     lastSeq.set(event.run_id, event.seq);
+    if (event.event_type === 'done' && event.run_id === runId) ended = true;
     onEvent(event, live);
   };
 
+  // Live events that arrive during the replay wait here, but never more than a page of them:
+  // past that they are dropped and read again from the log, which holds them too.
+  let overflowed = false;
   const stop = await relay.watch(sessionId, (event) => {
-    if (buffer) buffer.push(event);
-    else deliver(event, true);
+    if (!buffer) return deliver(event, true);
+    if (runId && event.run_id !== runId) return;
+    if (buffer.length < REPLAY_PAGE) buffer.push(event);
+    else {
+      buffer.length = 0;
+      overflowed = true;
+    }
   });
 
   if (buffer && runId) {
@@ -62,20 +78,27 @@ export async function followEvents(
       let after = options.afterSeq ?? 0;
       let archived: EventDict[] | null = null;
       for (;;) {
+        overflowed = false;
         let page = archived ? archived.splice(0, REPLAY_PAGE) : await log.range(runId, after, REPLAY_PAGE);
         if (page.length === 0 && !archived && after === (options.afterSeq ?? 0) && options.archive && (await log.lastSeq(runId)) === 0) {
           archived = await options.archive(runId, after);
           page = archived.splice(0, REPLAY_PAGE);
         }
-        if (page.length === 0) break;
         for (const event of page) deliver(event, false);
-        after = page.at(-1)!.seq;
-        if (page.length < REPLAY_PAGE && !archived) break;
-        await options.ready?.();
+        if (page.length > 0) after = page.at(-1)!.seq;
+        // The log is exhausted as of this read; unless live events were dropped meanwhile, the
+        // held ones cover everything since.
+        if (page.length < REPLAY_PAGE && !(archived?.length) && !overflowed) break;
+        if (page.length === REPLAY_PAGE) await options.ready?.();
       }
       const held = buffer;
       buffer = null;
       for (const event of held) deliver(event, true);
+      // A finished run whose done lies at or before the position asked for has nothing more to send.
+      if (!ended && options.onEnded && (archived !== null || (await log.isSealed(runId)))) {
+        for (const event of archived ? [] : await log.range(runId, after)) deliver(event, true);
+        if (!ended) options.onEnded();
+      }
     } catch (err) {
       buffer = null;
       stop();

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
+import { plainJson } from '../common/plain-json.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
 import { ClientStalledError, MessageRateLimit, slowConsumerError, waitForRoom, type ErrorEventBody } from './client-limits.js';
@@ -167,7 +168,7 @@ export class ChatConnection {
         this.follows.get(runId)?.();
         this.follows.delete(runId);
       }
-    }, ready);
+    }, { ready, onEnded: () => (finished = true) });
     if (finished || this.closed) stop();
     else this.follows.set(runId, stop);
   }
@@ -194,10 +195,12 @@ export class ChatConnection {
 }
 
 function parse(raw: unknown): unknown {
-  if (typeof raw !== 'string' && !Buffer.isBuffer(raw)) return raw;
+  if (typeof raw !== 'string' && !Buffer.isBuffer(raw)) return plainJson(raw);
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString());
+    value = JSON.parse(raw.toString());
   } catch {
     throw new ApiError(400, 'invalid_json', 'Message is not valid JSON');
   }
+  return plainJson(value);
 }

@@ -4,7 +4,7 @@ import { RunQueuedEvent, type EventDict } from '#core/events/execution-event.js'
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
-import { followEvents, type FollowListener } from '#transport/run-event-stream.js';
+import { followEvents, type FollowListener, type FollowOptions } from '#transport/run-event-stream.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
@@ -127,14 +127,14 @@ export class ChatService {
   }
 
   /**
-   * Streams a run's events after `afterSeq` (0: from its start), then live ones. `ready`
-   * paces the replay (see FollowOptions).
+   * Streams a run's events after `afterSeq` (0: from its start), then live ones. `ready` paces
+   * the replay; `onEnded` hears that the run had ended at or before `afterSeq` (FollowOptions).
    */
-  follow(run: SubmittedRun, afterSeq: number, onEvent: FollowListener, ready?: () => Promise<void>): Promise<() => void> {
+  follow(run: SubmittedRun, afterSeq: number, onEvent: FollowListener, pacing: Pick<FollowOptions, 'ready' | 'onEnded'> = {}): Promise<() => void> {
     return followEvents(
       this.relay,
       this.log,
-      { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ready },
+      { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ...pacing },
       onEvent,
     );
   }

@@ -87,7 +87,7 @@ export class EventStreamController implements OnApplicationShutdown {
     res.on('close', end);
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     try {
-      stop = await this.chat.follow(run, afterSeq, write, ready);
+      stop = await this.chat.follow(run, afterSeq, write, { ready, onEnded: end });
     } catch (err) {
       if (err instanceof ClientStalledError) return;
       this.open.delete(end);

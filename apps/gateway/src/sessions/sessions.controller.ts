@@ -14,7 +14,7 @@ export class PageQueryDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000)
   limit = 50;
 
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0)
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1_000_000_000)
   offset = 0;
 }
 

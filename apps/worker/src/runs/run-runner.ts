@@ -69,10 +69,10 @@ export class RunRunner {
     let failure: string | undefined;
     let sealed = false;
 
-    const publish = async (event: ExecutionEvent): Promise<EventDict | null> => {
+    const publish = async (event: ExecutionEvent, archive = true): Promise<EventDict | null> => {
       const result = await log.append(event.toDict());
       if (result.status === 'appended') {
-        archiver.add(result.event);
+        if (archive) archiver.add(result.event);
         return result.event;
       }
       if (result.status === 'sealed') sealed = true;
@@ -81,7 +81,9 @@ export class RunRunner {
     };
 
     try {
-      const started = await publish(new RunStartedEvent(envelope, workerId));
+      // Archived below with the events before it, in seq order: the archive keeps only events
+      // after the highest seq it holds, so a flush of run_started alone would lose run_queued.
+      const started = await publish(new RunStartedEvent(envelope, workerId), false);
       if (!started && sealed) return 'finished';
       const [, history, earlier] = await Promise.all([
         store.runs.markStarted(job.runId),
@@ -89,7 +91,7 @@ export class RunRunner {
         log.range(job.runId, 0),
       ]);
       // The gateway's run_queued is archived with the worker's events.
-      for (const event of earlier) if (started && event.seq < started.seq) archiver.add(event);
+      for (const event of earlier) if (started && event.seq <= started.seq) archiver.add(event);
       if (started && earlier.some((e) => e.event_type === 'run_started' && e.seq < started.seq)) {
         logger.warn({ run_id: job.runId }, 'restarting a run whose worker stopped');
         await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it starts again from the beginning', true, 'worker_lost'));
@@ -170,10 +172,16 @@ export class RunRunner {
     }
   }
 
+  /** Stores the run's messages and ends its row; the row ends even when the messages cannot be stored, or the session would stay busy. */
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {
-    const { store } = this.deps;
+    const { store, logger } = this.deps;
     if (added.length > 0 && status !== 'cancelled') {
-      await store.messages.append(added.map((m) => toNewMessage(m, job.sessionId, job.runId)));
+      try {
+        await store.messages.append(added.map((m) => toNewMessage(m, job.sessionId, job.runId)));
+      } catch (err) {
+        logger.error({ run_id: job.runId, err }, "could not store the run's messages");
+        [status, failure] = ['failed', 'The answer could not be stored'];
+      }
     }
     await store.runs.markFinished(job.runId, status, failure);
     await store.sessions.update(job.sessionId, { lastActiveAt: new Date() });
