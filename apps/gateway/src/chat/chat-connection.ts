@@ -5,7 +5,7 @@ import { ApiError } from '../common/api-error.js';
 import { plainJson } from '../common/plain-json.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
-import { ClientStalledError, MessageRateLimit, slowConsumerError, waitForRoom, type ErrorEventBody } from './client-limits.js';
+import { ClientStalledError, gatewayErrorEvent, MessageRateLimit, slowConsumerError, waitForRoom, type ErrorEventBody } from './client-limits.js';
 import type { ControlService } from '../control/control.service.js';
 import { CancelRequestDto, ChatRequestDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
 
@@ -108,12 +108,7 @@ export class ChatConnection {
   admit(): boolean {
     if (this.closed) return false;
     if (this.rate.take()) return true;
-    this.drop({
-      ...slowConsumerError(null, 0, 0),
-      error: `More than ${this.limits.messagesPerSecond} messages per second; the connection was closed`,
-      error_code: 'too_many_messages',
-      details: { messages_per_second: this.limits.messagesPerSecond },
-    });
+    this.drop(gatewayErrorEvent(null, 'too_many_messages', `More than ${this.limits.messagesPerSecond} messages per second; the connection was closed`, { messages_per_second: this.limits.messagesPerSecond }));
     return false;
   }
 
@@ -178,17 +173,7 @@ export class ChatConnection {
     const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error');
     if (!(err instanceof ApiError)) this.logger.error(err instanceof Error ? err.stack ?? err.message : String(err));
     if (this.closed) return error.errorCode;
-    this.sink.event({
-      event_type: 'error',
-      timestamp: new Date().toISOString(),
-      session_id: sessionId,
-      run_id: '',
-      seq: 0,
-      error: error.message,
-      error_code: error.errorCode,
-      details: { status: error.status, ...error.details },
-      recoverable: true,
-    });
+    this.sink.event(gatewayErrorEvent({ sessionId, runId: '' }, error.errorCode, error.message, { status: error.status, ...error.details }));
     this.checkBuffer(null, 0);
     return error.errorCode;
   }

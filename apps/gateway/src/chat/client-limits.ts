@@ -17,22 +17,32 @@ export interface ErrorEventBody {
   recoverable: true;
 }
 
-/**
- * The error a client gets when it falls too far behind and is dropped. It is recoverable: the
- * client reconnects and resumes from the last seq it received (resume message, Last-Event-ID).
- */
-export function slowConsumerError(run: { sessionId: string; runId: string } | null, lastSentSeq: number, limit: number): ErrorEventBody {
+/** An error event from the gateway itself, shaped like the run's own events (seq 0: outside the log). */
+export function gatewayErrorEvent(run: { sessionId: string; runId: string } | null, errorCode: string, error: string, details: Record<string, unknown> = {}): ErrorEventBody {
   return {
     event_type: 'error',
     timestamp: new Date().toISOString(),
     session_id: run?.sessionId ?? '',
     run_id: run?.runId ?? '',
     seq: 0,
-    error: `The connection fell more than ${limit} bytes behind and was closed; reconnect and resume from the last seq you received`,
-    error_code: 'slow_consumer',
-    details: { buffer_limit: limit, last_sent_seq: lastSentSeq },
+    error,
+    error_code: errorCode,
+    details,
     recoverable: true,
   };
+}
+
+/**
+ * The error a client gets when it falls too far behind and is dropped. It is recoverable: the
+ * client reconnects and resumes from the last seq it received (resume message, Last-Event-ID).
+ */
+export function slowConsumerError(run: { sessionId: string; runId: string } | null, lastSentSeq: number, limit: number): ErrorEventBody {
+  return gatewayErrorEvent(
+    run,
+    'slow_consumer',
+    `The connection fell more than ${limit} bytes behind and was closed; reconnect and resume from the last seq you received`,
+    { buffer_limit: limit, last_sent_seq: lastSentSeq },
+  );
 }
 
 /** A token bucket: `rate` messages per second on average, bursts of `burst`. */

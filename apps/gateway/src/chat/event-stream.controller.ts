@@ -6,7 +6,7 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
-import { ClientStalledError, DROP_GRACE_MS, slowConsumerError, waitForRoom } from './client-limits.js';
+import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 
@@ -93,7 +93,7 @@ export class EventStreamController implements OnApplicationShutdown {
       this.open.delete(end);
       ended = true;
       if (!res.headersSent) throw err;
-      send('error', null, { event_type: 'error', error_code: 'stream_failed', error: 'The event stream failed; resume with Last-Event-ID', recoverable: true });
+      send('error', null, gatewayErrorEvent(run, 'stream_failed', 'The event stream failed; resume with Last-Event-ID'));
       res.end();
       return;
     }
