@@ -15,6 +15,7 @@ import { buildAgentFactory } from './agents/agent-factory.provider.js';
 import { LOGGER, REDIS, SETTINGS, STORE } from './infra/tokens.js';
 import type { WorkerSettings } from './infra/worker-config.js';
 import { EventArchiver } from './runs/event-archiver.js';
+import { PendingWrites } from './runs/pending-writes.js';
 import { RunProcessor } from './runs/run.processor.js';
 import { RunRunner } from './runs/run-runner.js';
 
@@ -34,9 +35,19 @@ export class WorkerModule implements OnApplicationShutdown {
         {
           provide: EventArchiver,
           inject: [STORE],
-          useFactory: (store: ConversationStore) => new EventArchiver(store.events, (err) => logger.error({ err }, 'event archive write failed')),
+          useFactory: (store: ConversationStore) =>
+            new EventArchiver(store.events, (err, detail) => logger.error({ err, ...detail }, detail.dropped ? 'run events dropped from the archive' : 'event archive write failed; kept for retry')),
         },
         DecisionWaiters,
+        {
+          provide: PendingWrites,
+          useFactory: () =>
+            new PendingWrites((event, { name, pending, err }) => {
+              if (event === 'written') logger.info({ write: name, pending }, 'stored a write the database had missed');
+              else if (event === 'queued') logger.warn({ write: name, pending, err }, 'database unreachable; write kept for retry');
+              else logger.error({ write: name, pending, err }, 'a kept write was dropped');
+            }),
+        },
         {
           provide: HitlRequests,
           inject: [REDIS],
@@ -44,13 +55,14 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, EventArchiver, HitlRequests, DecisionWaiters],
-          useFactory: async (store: ConversationStore, log: RunEventLog, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters) => {
+          inject: [STORE, RunEventLog, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites],
+          useFactory: async (store: ConversationStore, log: RunEventLog, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters, pendingWrites: PendingWrites) => {
             const memory = new FileMemoryStore(settings.storage.storageRoot, { retentionDays: settings.storage.memoryRetentionDays });
             return new RunRunner({
               store,
               log,
               archiver,
+              pendingWrites,
               agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg)),
               workerId: settings.worker.workerId!,
               historyMaxBytes: settings.worker.historyMaxBytes,

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
 import { ApiError } from '../common/api-error.js';
+import { toApiError } from '../common/api-exception.filter.js';
 import { plainJson } from '../common/plain-json.js';
 import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
@@ -170,8 +171,8 @@ export class ChatConnection {
 
   private sendError(err: unknown, sessionId: string): string {
     if (err instanceof ClientStalledError) return 'slow_consumer';
-    const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error');
-    if (!(err instanceof ApiError)) this.logger.error(err instanceof Error ? err.stack ?? err.message : String(err));
+    const error = toApiError(err);
+    if (error.status === 500) this.logger.error(err instanceof Error ? err.stack ?? err.message : String(err));
     if (this.closed) return error.errorCode;
     this.sink.event(gatewayErrorEvent({ sessionId, runId: '' }, error.errorCode, error.message, { status: error.status, ...error.details }));
     this.checkBuffer(null, 0);

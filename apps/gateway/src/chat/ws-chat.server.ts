@@ -6,6 +6,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Caller } from '#core/session/caller.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
+import { toApiError } from '../common/api-exception.filter.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { OriginPolicy } from '../infra/origin-policy.js';
@@ -98,7 +99,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       caller = this.keys.resolve((Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('api_key') ?? undefined);
       await this.access.getOwned(caller, sessionId);
     } catch (err) {
-      refuse(socket, err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'Internal error'));
+      refuse(socket, toApiError(err));
       return;
     }
     if (socket.destroyed) return;

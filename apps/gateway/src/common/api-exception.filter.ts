@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import { ApiError } from './api-error.js';
 
 /** Maps every failure of an HTTP request to {error_code, message, details} with its status. */
@@ -11,7 +12,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (host.getType() !== 'http') return;
     const res = host.switchToHttp().getResponse<Response>();
     const error = toApiError(exception);
-    if (error.status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    if (error.status === 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     if (res.headersSent) {
       res.end();
       return;
@@ -23,6 +24,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
 export function toApiError(exception: unknown): ApiError {
   if (exception instanceof ApiError) return exception;
+  if (isDatabaseUnavailable(exception)) {
+    return new ApiError(503, 'database_unavailable', 'The database is not answering; retry shortly', {}, { 'Retry-After': '5' });
+  }
   // Express's body parser errors arrive wrapped in an HttpException with the original as cause.
   const bodyParser = ((exception as { cause?: unknown })?.cause ?? exception) as { type?: string; limit?: number };
   if (bodyParser?.type === 'entity.parse.failed') return new ApiError(400, 'invalid_json', 'Request body is not valid JSON');

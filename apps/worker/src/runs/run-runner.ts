@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionEvent } from '#core/events/execution-event.js';
 import type { AgentConfig } from '#core/engine/agent-config.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
@@ -5,9 +6,11 @@ import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore, RunStatus } from '#core/session/session-store.js';
+import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
 import type { EventArchiver } from './event-archiver.js';
+import type { PendingWrites } from './pending-writes.js';
 import { loadHistory, toNewMessage } from './history.js';
 
 export interface RunRunnerDeps {
@@ -20,6 +23,8 @@ export interface RunRunnerDeps {
   hitlFor?: (caller: Caller) => HitlHandler;
   /** Per-run additions to the assistant (the caller's memory), given its base config. */
   perRun?: (caller: Caller, base: AgentConfig) => Partial<AgentConfig>;
+  /** Writes kept for a database that cannot be reached. */
+  pendingWrites: PendingWrites;
   /** UTF-8 bytes of earlier conversation a run gets (DATAAGENT_HISTORY_MAX_BYTES). */
   historyMaxBytes: number;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -172,18 +177,40 @@ export class RunRunner {
     }
   }
 
-  /** Stores the run's messages and ends its row; the row ends even when the messages cannot be stored, or the session would stay busy. */
+  /**
+   * Stores the run's messages and ends its row. The row ends even when the messages cannot be
+   * stored (or the session would stay busy), and a database that cannot be reached gets the
+   * writes later, in order (PendingWrites): the run's done does not wait for it.
+   */
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {
-    const { store, logger } = this.deps;
-    if (added.length > 0 && status !== 'cancelled') {
-      try {
-        await store.messages.append(added.map((m) => toNewMessage(m, job.sessionId, job.runId)));
-      } catch (err) {
-        logger.error({ run_id: job.runId, err }, "could not store the run's messages");
-        [status, failure] = ['failed', 'The answer could not be stored'];
+    const { store, logger, pendingWrites } = this.deps;
+    // Ids fixed now, so a retry after a lost acknowledgement finds its rows instead of doubling them.
+    const messages = status === 'cancelled' ? [] : added.map((m) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: randomUUID() }));
+    let appended = messages.length === 0;
+    const write = async () => {
+      if (!appended) {
+        try {
+          await store.messages.append(messages);
+        } catch (err) {
+          if (isDatabaseUnavailable(err)) throw err;
+          if (!isDuplicateKey(err)) {
+            logger.error({ run_id: job.runId, err }, "could not store the run's messages");
+            [status, failure] = ['failed', 'The answer could not be stored'];
+          }
+        }
+        appended = true;
       }
+      await store.runs.markFinished(job.runId, status, failure);
+      await store.sessions.update(job.sessionId, { lastActiveAt: new Date() });
+    };
+    if (!(await pendingWrites.run(`finish run ${job.runId}`, write))) {
+      logger.warn({ run_id: job.runId }, 'database unreachable: the answer is kept and stored once it is back');
     }
-    await store.runs.markFinished(job.runId, status, failure);
-    await store.sessions.update(job.sessionId, { lastActiveAt: new Date() });
   }
+}
+
+/** MySQL's duplicate key (1062): the rows of an earlier attempt whose acknowledgement was lost. */
+function isDuplicateKey(err: unknown): boolean {
+  const e = err as { errno?: number; driverError?: { errno?: number } };
+  return e?.errno === 1062 || e?.driverError?.errno === 1062;
 }

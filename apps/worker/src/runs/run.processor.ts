@@ -9,6 +9,7 @@ import { DecisionWaiters } from '../hitl/decision-waiters.js';
 import { LOGGER, REDIS, SETTINGS } from '../infra/tokens.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { EventArchiver } from './event-archiver.js';
+import { PendingWrites } from './pending-writes.js';
 import { RunRunner } from './run-runner.js';
 
 /** How long a run queued behind its session's active run waits before it looks again. */
@@ -31,6 +32,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly runner: RunRunner,
     private readonly archiver: EventArchiver,
     private readonly waiters: DecisionWaiters,
+    private readonly pendingWrites: PendingWrites,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -59,6 +61,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     this.logger.info({ signal, active: this.runner.activeCount }, 'worker draining');
     await this.consumer?.close();
     await this.archiver.close();
+    const lost = await this.pendingWrites.close();
+    if (lost > 0) this.logger.error({ lost }, 'database unreachable at shutdown: writes lost');
     await Promise.all([this.connection?.quit(), this.subscriber?.quit()].map((p) => p?.catch(() => undefined)));
   }
 }
