@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error plain JS module shared with `npm start`
 import { startRedis } from '../scripts/local-services.mjs';
-import { api, assertWellFormedRun } from './support/chat-clients.js';
+import { api, assertWellFormedRun, chatOverSocket, connectChat } from './support/chat-clients.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 interface RedisHandle {
@@ -36,6 +36,20 @@ describe('a Redis restart', () => {
     const down = await api(system.url, 'GET', '/health');
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ status: 'degraded', redis: 'down', database: 'up' });
+    // New chats are refused at once with a status to retry on, not left hanging.
+    for (const body of [{ message: 'during the outage' }, { message: 'during the outage', session_id: before.body.session_id }]) {
+      const refused = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body, signal: AbortSignal.timeout(15_000) });
+      expect({ status: refused.status, code: refused.body.error_code, retry: refused.headers.get('retry-after') }).toEqual({ status: 503, code: 'redis_unavailable', retry: '5' });
+    }
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    try {
+      const [refused] = await chatOverSocket(socket, { message: 'during the outage' }, 15_000);
+      expect(refused).toMatchObject({ event_type: 'error', error_code: 'redis_unavailable', details: { status: 503 } });
+    } finally {
+      socket.disconnect();
+    }
+    expect(system.gateway.proc.exitCode).toBeNull();
+    expect(system.workers[0].proc.exitCode).toBeNull();
 
     redis = await startRedis({ dir, port: redis.port, persist: true });
     await waitForHealthy(system.url);

@@ -56,7 +56,7 @@ export interface HttpAnswer<T = any> {
 }
 
 /** A JSON request to the gateway; `body` may be a raw string to send malformed JSON. */
-export async function api<T = any>(baseUrl: string, method: string, path: string, options: { body?: unknown; apiKey?: string; headers?: Record<string, string> } = {}): Promise<HttpAnswer<T>> {
+export async function api<T = any>(baseUrl: string, method: string, path: string, options: { body?: unknown; apiKey?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<HttpAnswer<T>> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   let body: string | undefined;
@@ -64,7 +64,7 @@ export async function api<T = any>(baseUrl: string, method: string, path: string
     headers['content-type'] ??= 'application/json';
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   }
-  const res = await fetch(`${baseUrl}/api/v1${path}`, { method, headers, body });
+  const res = await fetch(`${baseUrl}/api/v1${path}`, { method, headers, body, signal: options.signal });
   const text = await res.text();
   let parsed: unknown = text;
   try {

@@ -31,6 +31,9 @@ async function main(): Promise<void> {
   const { server } = settings;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
+  // A failure nobody awaited (a Redis error reply, a client gone mid-write) must not take every
+  // connection of this gateway down with it.
+  process.on('unhandledRejection', (err) => app.get(Logger).error({ err }, 'unhandled rejection'));
   app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
   // Validation walks bodies recursively: bound their depth and drop prototype keys first.
   app.use((req: Request, res: Response, next: NextFunction) => {

@@ -19,6 +19,8 @@ async function main(): Promise<void> {
   }
   settings.worker.workerId ??= `${hostname()}-${process.pid}`;
   const logger = pino({ level: settings.worker.logLevel, base: { service: 'worker', worker_id: settings.worker.workerId } });
+  // A Redis error reply nobody awaited (OOM, READONLY) must not end every run on this worker.
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger), { logger: ['error', 'warn'] });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   logger.info('worker ready');

@@ -26,3 +26,19 @@ export async function pingRedis(redis: Redis, timeoutMs = 1_000): Promise<boolea
     clearTimeout(timer);
   }
 }
+
+/**
+ * Options for a connection that serves requests (the gateway's commands): a command fails
+ * after one reconnection attempt or `commandTimeoutMs`, instead of waiting in the offline
+ * queue for as long as Redis is down. Blocking BullMQ workers and subscribers keep the default.
+ */
+export function failFast(commandTimeoutMs = 3_000): RedisOptions {
+  return { maxRetriesPerRequest: 1, commandTimeout: commandTimeoutMs };
+}
+
+/** Whether an error from ioredis means Redis could not be reached (down, restarting, timed out). */
+export function isRedisUnavailable(err: unknown): boolean {
+  const e = err as { name?: unknown; message?: unknown } | undefined;
+  if (e?.name === 'MaxRetriesPerRequestError') return true;
+  return typeof e?.message === 'string' && /^(Connection is closed|Command timed out|Stream isn't writeable|Reached the max retries per request limit)/.test(e.message);
+}

@@ -100,10 +100,19 @@ export class ChatService {
     ];
   }
 
+  /**
+   * Announces and queues a run whose rows are written. A run that cannot be queued is ended
+   * failed at once, or its session would answer 409 forever.
+   */
   private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, requestId?: string, afterRuns?: string[]): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
-    await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-    await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message, requestId, enqueuedAt: Date.now(), afterRuns });
+    try {
+      await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
+      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message, requestId, enqueuedAt: Date.now(), afterRuns });
+    } catch (err) {
+      await this.store.runs.markFinished(runId, 'failed', 'The run could not be queued').catch(() => undefined);
+      throw err;
+    }
     return { sessionId, runId };
   }
 

@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
+import { isRedisUnavailable } from '#transport/redis-connection.js';
 import { ApiError } from './api-error.js';
 
 /** Maps every failure of an HTTP request to {error_code, message, details} with its status. */
@@ -24,6 +25,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
 export function toApiError(exception: unknown): ApiError {
   if (exception instanceof ApiError) return exception;
+  if (isRedisUnavailable(exception)) {
+    return new ApiError(503, 'redis_unavailable', 'Redis is not answering; retry shortly', {}, { 'Retry-After': '5' });
+  }
   if (isDatabaseUnavailable(exception)) {
     return new ApiError(503, 'database_unavailable', 'The database is not answering; retry shortly', {}, { 'Retry-After': '5' });
   }

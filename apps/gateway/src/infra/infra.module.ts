@@ -2,7 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown 
 import type { Redis } from 'ioredis';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
-import { createRedis } from '#transport/redis-connection.js';
+import { createRedis, failFast } from '#transport/redis-connection.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
@@ -30,7 +30,8 @@ export class InfraModule implements OnApplicationShutdown {
       module: InfraModule,
       providers: [
         { provide: SETTINGS, useValue: settings },
-        { provide: REDIS, useFactory: () => createRedis(redis.url, 'gateway') },
+        // Requests fail fast (503) while Redis is down instead of waiting for it.
+        { provide: REDIS, useFactory: () => createRedis(redis.url, 'gateway', failFast()) },
         { provide: SUBSCRIBER, useFactory: () => createRedis(redis.url, 'gateway-subscriber') },
         { provide: STORE, useFactory: () => createConversationStore(settings.server.sessionStore, settings.mysql) },
         { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },

@@ -25,8 +25,10 @@ export class RedisHitlHandler implements HitlHandler {
 
   async requestApproval(_action: ActionRequest, _sessionId: string, signal: AbortSignal, requestId?: string): Promise<Decision> {
     if (!requestId) return { type: 'reject', message: 'No request id' };
+    // Redis failing here must not leave the run waiting forever: a failed read is no decision
+    // yet (the timeout still comes), a failed timeout write is a rejection.
     const read = async (): Promise<Decision | null> => {
-      const record = await this.requests.get(requestId);
+      const record = await this.requests.get(requestId).catch(() => null);
       if (!record || record.status === 'pending') return null;
       return record.status === 'approve' ? { type: 'approve', message: record.message } : { type: 'reject', message: record.message || `Request ${record.status}` };
     };
@@ -37,14 +39,19 @@ export class RedisHitlHandler implements HitlHandler {
       return await new Promise<Decision>((resolve) => {
         stopWaiting = this.waiters.add(requestId, () => void read().then((d) => d && resolve(d)));
         onAbort = () => {
-          void this.requests.decide(requestId, null, 'cancelled');
+          void this.requests.decide(requestId, null, 'cancelled').catch(() => undefined);
           resolve({ type: 'reject', message: 'Run cancelled' });
         };
         signal.addEventListener('abort', onAbort, { once: true });
         timer = setTimeout(async () => {
-          // A decision may land at the same moment: the compare-and-set decides which wins.
-          const { outcome } = await this.requests.decide(requestId, null, 'timeout', 'No decision in time');
-          resolve(outcome === 'ok' ? { type: 'reject', message: 'No decision in time' } : (await read()) ?? { type: 'reject', message: 'No decision in time' });
+          const timedOut: Decision = { type: 'reject', message: 'No decision in time' };
+          try {
+            // A decision may land at the same moment: the compare-and-set decides which wins.
+            const { outcome } = await this.requests.decide(requestId, null, 'timeout', 'No decision in time');
+            resolve(outcome === 'ok' ? timedOut : (await read()) ?? timedOut);
+          } catch {
+            resolve(timedOut);
+          }
         }, this.timeoutMs);
         // The decision may have been recorded before we started listening.
         void read().then((d) => d && resolve(d));
