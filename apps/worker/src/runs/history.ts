@@ -15,6 +15,9 @@ const MIN_CUT_BYTES = 512;
  * `maxBytes` (see {@link newestWithin}).
  */
 export async function loadHistory(store: MessageStore, sessionId: string, runId: string, maxBytes: number): Promise<ChatMessage[]> {
+  // Most sessions fit in one page: one query, no count.
+  const first = await store.list(sessionId, { limit: PAGE_SIZE, offset: 0 });
+  if (first.length < PAGE_SIZE) return newestWithin(historyBefore(first, runId), maxBytes);
   const total = await store.count(sessionId);
   let records: MessageRecord[] = [];
   for (let offset = total; offset > 0 && records.length < MAX_HISTORY_MESSAGES; ) {
