@@ -356,6 +356,21 @@ export function conversationStoreContract(open: OpenStore): void {
       ]);
     });
 
+    it('lists the runs still queued or running that were created before a time, oldest first', async () => {
+      const s = await newSession();
+      const old = await newRun(s.sessionId);
+      advance(10);
+      const running = await newRun(s.sessionId);
+      await store.runs.markStarted(running.runId);
+      const done = await newRun(s.sessionId);
+      await store.runs.markFinished(done.runId, 'completed');
+      advance(10);
+      const fresh = await newRun(s.sessionId);
+      const stale = await store.runs.listStale(new Date(clock - 5), 10);
+      expect(stale.map((r) => r.runId).filter((id) => [old.runId, running.runId, done.runId, fresh.runId].includes(id))).toEqual([old.runId, running.runId]);
+      expect(await store.runs.listStale(new Date(clock - 5), 1)).toHaveLength(1);
+    });
+
     it('purges the rows a run wrote after its session was deleted, and only then', async () => {
       const s = await newSession();
       const run = await newRun(s.sessionId);

@@ -1,4 +1,4 @@
-import { In, type DataSource, type Repository } from 'typeorm';
+import { In, LessThan, type DataSource, type Repository } from 'typeorm';
 import type { RunRecord, RunStatus, RunStore } from '#core/session/session-store.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
@@ -65,6 +65,11 @@ export class MysqlRunStore implements RunStore {
 
   async listActive(sessionId: string): Promise<RunRecord[]> {
     const rows = await this.repo.find({ where: { sessionId, status: In(ACTIVE) }, order: { id: 'ASC' } });
+    return rows.map(toRunRecord);
+  }
+
+  async listStale(before: Date, limit: number): Promise<RunRecord[]> {
+    const rows = await this.repo.find({ where: { status: In(ACTIVE), createdAt: LessThan(before) }, order: { id: 'ASC' }, take: limit });
     return rows.map(toRunRecord);
   }
 

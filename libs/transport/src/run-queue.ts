@@ -74,6 +74,11 @@ export class RunQueue {
     }
   }
 
+  /** The run's job state ('waiting', 'active', 'completed', 'failed', ...; 'unknown' when there is none). */
+  async jobState(runId: string): Promise<string> {
+    return this.queue.getJobState(runId);
+  }
+
   /** Runs waiting plus running, for admission control. */
   async pendingCount(): Promise<number> {
     const counts = await this.queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed');

@@ -3,13 +3,16 @@ import { DelayedError, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ControlBus } from '#transport/control-bus.js';
-import { createRunConsumer, type RunJobData } from '#transport/run-queue.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { RunEventLog } from '#transport/run-event-log.js';
+import { createRunConsumer, RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
-import { LOGGER, REDIS, SETTINGS } from '../infra/tokens.js';
+import { LOGGER, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { EventArchiver } from './event-archiver.js';
 import { PendingWrites } from './pending-writes.js';
+import { RunReaper } from './run-reaper.js';
 import { RunRunner } from './run-runner.js';
 
 /** How long a run queued behind its session's active run waits before it looks again. */
@@ -24,6 +27,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
   private consumer?: Worker<RunJobData>;
   private connection?: Redis;
   private subscriber?: Redis;
+  private reaperQueue?: RunQueue;
+  private reaperTimer?: NodeJS.Timeout;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: WorkerSettings,
@@ -33,6 +38,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly archiver: EventArchiver,
     private readonly waiters: DecisionWaiters,
     private readonly pendingWrites: PendingWrites,
+    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly log: RunEventLog,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -46,6 +53,18 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     this.consumer = createRunConsumer(this.connection, { name: redis.queueName, concurrency: worker.concurrency, lockDurationMs: worker.jobLockMs, stalledIntervalMs: worker.jobLockMs }, (job, token) => this.process(job, token));
     this.consumer.on('error', (err) => this.logger.error({ err }, 'queue consumer error'));
     this.consumer.on('failed', (job, err) => this.logger.error({ run_id: job?.id, err }, 'run job failed'));
+    this.reaperQueue = new RunQueue(this.redis, redis.queueName);
+    const reaper = new RunReaper({ store: this.store, log: this.log, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
+    let sweeping = false;
+    this.reaperTimer = setInterval(() => {
+      if (sweeping) return;
+      sweeping = true;
+      reaper
+        .sweep()
+        .catch((err: unknown) => this.logger.warn({ err }, 'run reaper sweep failed'))
+        .finally(() => (sweeping = false));
+    }, worker.reaperIntervalMs);
+    this.reaperTimer.unref();
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');
   }
 
@@ -59,7 +78,9 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
   /** Stops taking runs and waits for the ones in flight (graceful drain on SIGTERM). */
   async onApplicationShutdown(signal?: string): Promise<void> {
     this.logger.info({ signal, active: this.runner.activeCount }, 'worker draining');
+    clearInterval(this.reaperTimer);
     await this.consumer?.close();
+    await this.reaperQueue?.close().catch(() => undefined);
     await this.archiver.close();
     const lost = await this.pendingWrites.close();
     if (lost > 0) this.logger.error({ lost }, 'database unreachable at shutdown: writes lost');

@@ -131,6 +131,10 @@ export class WorkerConfig {
   @Env('DATAAGENT_JOB_LOCK_MS', 'int') @IsInt() @Min(500)
   jobLockMs = 30_000;
 
+  /** Milliseconds between sweeps for runs nobody holds (one worker sweeps at a time); a run is a candidate after twice this. */
+  @Env('DATAAGENT_REAPER_INTERVAL_MS', 'int') @IsInt() @Min(100)
+  reaperIntervalMs = 30_000;
+
   @Env('DATAAGENT_MAX_TOOL_CALLS', 'int') @IsInt() @Min(1)
   maxToolCallsPerTurn = 3;
 

@@ -119,6 +119,12 @@ export class MemoryConversationStore implements ConversationStore {
       [...this.runMap.values()]
         .filter((r) => r.sessionId === sessionId && (r.status === 'queued' || r.status === 'running'))
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+    listStale: async (before, limit) =>
+      [...this.runMap.values()]
+        .filter((r) => (r.status === 'queued' || r.status === 'running') && r.createdAt.getTime() < before.getTime())
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+        .slice(0, limit)
+        .map((r) => ({ ...r })),
     purgeIfOrphaned: async (runId, sessionId) => {
       if (this.sessionMap.has(sessionId)) return false;
       this.runMap.delete(runId);

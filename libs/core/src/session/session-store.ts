@@ -87,6 +87,8 @@ export interface RunStore {
    * session was deleted while the run still wrote). Returns whether it did.
    */
   purgeIfOrphaned(runId: string, sessionId: string): Promise<boolean>;
+  /** Runs still queued or running that were created before `before`, oldest first (the reaper's candidates). */
+  listStale(before: Date, limit: number): Promise<RunRecord[]>;
 }
 
 /** The durable copy of run events; batched, never a row per token. */

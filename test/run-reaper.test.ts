@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { MysqlConfig } from '#core/config/settings.js';
+import { DoneEvent, RunQueuedEvent } from '#core/events/execution-event.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { createConversationStore } from '#persistence/create-conversation-store.js';
+import { RunEventLog } from '#transport/run-event-log.js';
+import { api } from './support/chat-clients.js';
+import { TEST_API_KEY, TestSystem } from './support/system.js';
+
+describe('runs nobody holds are ended', () => {
+  let system: TestSystem;
+  let store: ConversationStore;
+  let redis: Redis;
+  let log: RunEventLog;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_REAPER_INTERVAL_MS: '300' } });
+    const env = system.env;
+    store = await createConversationStore('mysql', {
+      host: env.DATAAGENT_MYSQL_HOST!,
+      port: Number(env.DATAAGENT_MYSQL_PORT),
+      user: env.DATAAGENT_MYSQL_USER!,
+      password: env.DATAAGENT_MYSQL_PASSWORD!,
+      database: env.DATAAGENT_MYSQL_DATABASE!,
+      poolSize: 2,
+    } as MysqlConfig);
+    redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
+    log = new RunEventLog(redis, { retentionSeconds: 600 });
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await store?.close();
+    await system?.stop();
+  });
+
+  /** A session and a run as the gateway writes them, with no job in the queue. */
+  async function orphanRun(): Promise<{ sessionId: string; runId: string }> {
+    const { body: session } = await api(system.url, 'POST', '/sessions', { apiKey: TEST_API_KEY, body: {} });
+    const runId = randomUUID();
+    await store.runs.create({ runId, sessionId: session.session_id, tenantId: 'acme', userId: 'alice', assistantId: session.assistant_id });
+    await store.messages.append([{ sessionId: session.session_id, runId, role: 'user', content: 'lost on the way', metadata: {} }]);
+    return { sessionId: session.session_id, runId };
+  }
+
+  async function finalStatus(runId: string): Promise<string> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const run = await store.runs.get(runId);
+      if (run && run.status !== 'queued' && run.status !== 'running') return run.status;
+      if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run?.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('ends a run whose job was never queued with error and done, so its session takes chats again', async () => {
+    const { sessionId, runId } = await orphanRun();
+    await log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
+    expect(await finalStatus(runId)).toBe('failed');
+    const events = await log.range(runId, 0);
+    expect(events.map((e) => [e.seq, e.event_type])).toEqual([[1, 'run_queued'], [2, 'error'], [3, 'done']]);
+    expect(events[1]).toMatchObject({ error_code: 'run_lost', recoverable: false });
+    expect(await store.events.list(runId, 0)).toEqual(events);
+    const next = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { session_id: sessionId, message: 'again' } });
+    expect(next.status).toBe(200);
+  });
+
+  it('gives a run whose done went out, but whose final write did not land, the status its log says', async () => {
+    const { sessionId, runId } = await orphanRun();
+    await log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
+    await log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
+    expect(await finalStatus(runId)).toBe('cancelled');
+    expect((await log.range(runId, 0)).map((e) => e.event_type)).toEqual(['run_queued', 'done']);
+  });
+
+  it('leaves runs that a worker holds alone', async () => {
+    const res = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: '[[chunks:30]] [[slow:100]]' } });
+    expect(res.status).toBe(200);
+    const events = res.body.events as Array<{ event_type: string; error_code?: string }>;
+    expect(events.some((e) => e.error_code === 'run_lost')).toBe(false);
+    expect(events.at(-1)).toMatchObject({ event_type: 'done', cancelled: false });
+    expect(await finalStatus(res.body.run_id)).toBe('completed');
+  });
+});
