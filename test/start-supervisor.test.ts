@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from './support/databases.js';
+import { createTestDatabase, dropTestDatabase, mysqlEnv, type TestDatabase } from './support/databases.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -75,11 +75,7 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
         DATAAGENT_STOP_GRACE_MS: '1000',
         DATAAGENT_HOST: '127.0.0.1',
         DATAAGENT_PORT: '0',
-        DATAAGENT_MYSQL_HOST: db.host,
-        DATAAGENT_MYSQL_PORT: String(db.port),
-        DATAAGENT_MYSQL_USER: db.user,
-        DATAAGENT_MYSQL_PASSWORD: db.password,
-        DATAAGENT_MYSQL_DATABASE: db.database,
+        ...mysqlEnv(db),
         DATAAGENT_QUEUE_NAME: `runs-${randomUUID().slice(0, 8)}`,
         DATAAGENT_LLM_PROVIDER: 'offline',
         DATAAGENT_STORAGE_ROOT: dataDir,

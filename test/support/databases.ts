@@ -52,3 +52,14 @@ export async function dropTestDatabase(name: string): Promise<void> {
     await conn.query(`DROP DATABASE IF EXISTS ${conn.escapeId(name)}`);
   });
 }
+
+/** The DATAAGENT_MYSQL_* variables that point an app at a test database. */
+export function mysqlEnv(db: TestDatabase): NodeJS.ProcessEnv {
+  return {
+    DATAAGENT_MYSQL_HOST: db.host,
+    DATAAGENT_MYSQL_PORT: String(db.port),
+    DATAAGENT_MYSQL_USER: db.user,
+    DATAAGENT_MYSQL_PASSWORD: db.password,
+    DATAAGENT_MYSQL_DATABASE: db.database,
+  };
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
-import { createTestDatabase, dropTestDatabase } from './databases.js';
+import { createTestDatabase, dropTestDatabase, mysqlEnv } from './databases.js';
 import { startGateway, startWorker, type AppProcess, type GatewayProcess } from './app-processes.js';
 
 export const TEST_API_KEY = 'test-key-alice';
@@ -37,11 +37,7 @@ export class TestSystem {
     system.dataDir = mkdtempSync(join(tmpdir(), 'da-e2e-'));
     system.database = db.database;
     system.env = {
-      DATAAGENT_MYSQL_HOST: db.host,
-      DATAAGENT_MYSQL_PORT: String(db.port),
-      DATAAGENT_MYSQL_USER: db.user,
-      DATAAGENT_MYSQL_PASSWORD: db.password,
-      DATAAGENT_MYSQL_DATABASE: db.database,
+      ...mysqlEnv(db),
       DATAAGENT_QUEUE_NAME: `runs-${randomUUID().slice(0, 8)}`,
       DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob`,
       OPENAI_BASE_URL: system.llm.baseUrl,
