@@ -147,6 +147,8 @@ async function supervise() {
   // Users' files (the file and shell tools) stay with the rest of the local data.
   if (!env.DATAAGENT_WORKSPACE_ROOT) env.DATAAGENT_WORKSPACE_ROOT = path.join(DATA_DIR, 'workspaces', '{user_id}');
   if (!env.DATAAGENT_STORAGE_ROOT) env.DATAAGENT_STORAGE_ROOT = DATA_DIR;
+  // The worker hands what it still runs back to the queue before it would be killed; it continues at the next start.
+  if (!given('DATAAGENT_DRAIN_SECONDS')) env.DATAAGENT_DRAIN_SECONDS = String(Math.max(0, ((graceMs ?? APP_STOP_GRACE_MS) - 2_000) / 1000));
   if (!env.DATAAGENT_SKILLS_DIR) env.DATAAGENT_SKILLS_DIR = path.join(root, 'skills');
 
   // Validate now, so a typo fails in a second rather than after MariaDB has started.

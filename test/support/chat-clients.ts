@@ -76,6 +76,21 @@ export async function api<T = any>(baseUrl: string, method: string, path: string
 }
 
 /** Checks a run's events: seq 1..n without gaps, exactly one done, and it is last. */
+/**
+ * What a client shows of a run once it applies `worker_lost`: the events between the error's
+ * `resume_after_seq` and the error belong to a step the next worker redid, so they are dropped.
+ */
+export function continuedView(events: EventDict[]): EventDict[] {
+  let kept: EventDict[] = [];
+  for (const event of events) {
+    if (event.event_type === 'error' && event.error_code === 'worker_lost' && typeof event.resume_after_seq === 'number') {
+      kept = kept.filter((e) => e.seq <= (event.resume_after_seq as number));
+    }
+    kept.push(event);
+  }
+  return kept;
+}
+
 export function assertWellFormedRun(events: EventDict[]): void {
   const seqs = events.map((e) => e.seq);
   const expected = events.map((_, i) => i + 1);

@@ -6,6 +6,7 @@ import { createConversationStore } from '#persistence/create-conversation-store.
 import { createRedis } from '#transport/redis-connection.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
+import { RunLedger } from '#transport/run-ledger.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
 import { memoryForCaller } from '#core/memory/agent-memory-middleware.js';
 import { FileMemoryStore } from '#core/memory/memory-store.js';
@@ -53,14 +54,17 @@ export class WorkerModule implements OnApplicationShutdown {
           inject: [REDIS],
           useFactory: (redis: Redis) => new HitlRequests(redis, Math.ceil(settings.worker.hitlTimeoutSeconds) + settings.redis.runLogTtlSeconds),
         },
+        // As long as an unfinished run's log (RunEventLog's active retention).
+        { provide: RunLedger, inject: [REDIS], useFactory: (redis: Redis) => new RunLedger(redis, 24 * 3600) },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites],
-          useFactory: async (store: ConversationStore, log: RunEventLog, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters, pendingWrites: PendingWrites) => {
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites],
+          useFactory: async (store: ConversationStore, log: RunEventLog, ledger: RunLedger, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters, pendingWrites: PendingWrites) => {
             const memory = new FileMemoryStore(settings.storage.storageRoot, { retentionDays: settings.storage.memoryRetentionDays });
             return new RunRunner({
               store,
               log,
+              ledger,
               archiver,
               pendingWrites,
               agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg)),

@@ -11,6 +11,9 @@ export interface HitlRecord {
   userId: string;
   status: HitlStatus;
   message: string;
+  /** The tool and the SHA-256 of the arguments the request is about: a decision approves exactly that call. */
+  tool?: string;
+  argsHash?: string;
 }
 
 /**
@@ -41,21 +44,37 @@ export class HitlRequests {
     }
   }
 
-  /** Records a pending request (idempotent: a request already decided keeps its decision). */
-  async open(record: Omit<HitlRecord, 'status' | 'message'>): Promise<void> {
+  /**
+   * Records a pending request. Idempotent: a request opened again (by the next worker of a run
+   * whose worker died while asking) keeps its decision and the call it was first opened for.
+   * @returns the request's status after opening: `pending`, or the decision already made.
+   */
+  async open(record: Omit<HitlRecord, 'status' | 'message'>): Promise<HitlStatus> {
     const key = redisKeys.hitlRequest(record.requestId);
-    await this.redis
+    const multi = this.redis
       .multi()
       .hsetnx(key, 'status', 'pending')
-      .hset(key, { run_id: record.runId, session_id: record.sessionId, tenant_id: record.tenantId, user_id: record.userId })
-      .expire(key, this.ttlSeconds)
-      .exec();
+      .hset(key, { run_id: record.runId, session_id: record.sessionId, tenant_id: record.tenantId, user_id: record.userId });
+    if (record.tool !== undefined) multi.hsetnx(key, 'tool', record.tool);
+    if (record.argsHash !== undefined) multi.hsetnx(key, 'args_hash', record.argsHash);
+    const replies = (await multi.expire(key, this.ttlSeconds).hget(key, 'status').exec()) as [Error | null, unknown][];
+    return (replies.at(-1)?.[1] as HitlStatus | null) ?? 'pending';
   }
 
   async get(requestId: string): Promise<HitlRecord | null> {
     const h = await this.redis.hgetall(redisKeys.hitlRequest(requestId));
     if (!h.status) return null;
-    return { requestId, runId: h.run_id, sessionId: h.session_id, tenantId: h.tenant_id, userId: h.user_id, status: h.status as HitlStatus, message: h.message ?? '' };
+    return {
+      requestId,
+      runId: h.run_id,
+      sessionId: h.session_id,
+      tenantId: h.tenant_id,
+      userId: h.user_id,
+      status: h.status as HitlStatus,
+      message: h.message ?? '',
+      ...(h.tool === undefined ? {} : { tool: h.tool }),
+      ...(h.args_hash === undefined ? {} : { argsHash: h.args_hash }),
+    };
   }
 
   /**

@@ -120,7 +120,8 @@ export function createRunConsumer(
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs ?? 30_000,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 2,
+    // A run whose worker keeps dying (one that crashes it every time) fails after this many takeovers; the reaper then ends it.
+    maxStalledCount: 5,
     removeOnComplete: retention.completed,
     removeOnFail: retention.failed,
   });

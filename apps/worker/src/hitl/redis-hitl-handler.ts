@@ -1,4 +1,5 @@
 import type { ActionRequest } from '#core/events/execution-event.js';
+import { isHandoff } from '#core/engine/run-journal.js';
 import type { ApprovalRequest, Decision, HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { Caller } from '#core/session/caller.js';
 import type { HitlRequests } from '#transport/hitl-requests.js';
@@ -17,19 +18,27 @@ export class RedisHitlHandler implements HitlHandler {
     private readonly timeoutMs: number,
   ) {}
 
-  async open(request: ApprovalRequest): Promise<'ask' | 'approved'> {
+  private readonly bound = new Map<string, { tool: string; argsHash?: string }>();
+
+  async open(request: ApprovalRequest): Promise<'ask' | 'approved' | 'decided'> {
     if (await this.requests.isApproveAll(request.sessionId)) return 'approved';
-    await this.requests.open({ requestId: request.requestId, runId: request.runId, sessionId: request.sessionId, tenantId: this.caller.tenantId, userId: this.caller.userId });
-    return 'ask';
+    const { requestId, runId, sessionId, action, argsHash } = request;
+    this.bound.set(requestId, { tool: action.name, argsHash });
+    const status = await this.requests.open({ requestId, runId, sessionId, tenantId: this.caller.tenantId, userId: this.caller.userId, tool: action.name, argsHash });
+    return status === 'pending' ? 'ask' : 'decided';
   }
 
   async requestApproval(_action: ActionRequest, _sessionId: string, signal: AbortSignal, requestId?: string): Promise<Decision> {
     if (!requestId) return { type: 'reject', message: 'No request id' };
     // Redis failing here must not leave the run waiting forever: a failed read is no decision
     // yet (the timeout still comes), a failed timeout write is a rejection.
+    const bound = this.bound.get(requestId);
+    this.bound.delete(requestId);
     const read = async (): Promise<Decision | null> => {
       const record = await this.requests.get(requestId).catch(() => null);
       if (!record || record.status === 'pending') return null;
+      // A decision approves the call it was asked about, never another one under the same id.
+      if (bound && (record.tool !== bound.tool || record.argsHash !== bound.argsHash)) return { type: 'reject', message: 'The decision was for another call' };
       return record.status === 'approve' ? { type: 'approve', message: record.message } : { type: 'reject', message: record.message || `Request ${record.status}` };
     };
     let stopWaiting = () => {};
@@ -39,7 +48,8 @@ export class RedisHitlHandler implements HitlHandler {
       return await new Promise<Decision>((resolve) => {
         stopWaiting = this.waiters.add(requestId, () => void read().then((d) => d && resolve(d)));
         onAbort = () => {
-          void this.requests.decide(requestId, null, 'cancelled').catch(() => undefined);
+          // A run handed to another worker keeps its question open there.
+          if (!isHandoff(signal)) void this.requests.decide(requestId, null, 'cancelled').catch(() => undefined);
           resolve({ type: 'reject', message: 'Run cancelled' });
         };
         signal.addEventListener('abort', onAbort, { once: true });

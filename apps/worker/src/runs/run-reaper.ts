@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { DoneEvent, ErrorEvent, type EventDict } from '#core/events/execution-event.js';
 import type { ConversationStore, RunRecord } from '#core/session/session-store.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
+import type { RunLedger } from '#transport/run-ledger.js';
 import type { RunQueue } from '#transport/run-queue.js';
 
 /** Job states in which someone still owns the run: the reaper leaves those alone. */
@@ -14,6 +15,8 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 export interface RunReaperDeps {
   store: ConversationStore;
   log: RunEventLog;
+  /** Its epoch fences off a worker that still believes it holds a reaped run. */
+  ledger: RunLedger;
   redis: Redis;
   queue: RunQueue;
   /** A run is a candidate once it is this old and still queued or running. */
@@ -48,7 +51,7 @@ export class RunReaper {
   }
 
   private async reap(run: RunRecord): Promise<boolean> {
-    const { store, log, queue, logger } = this.deps;
+    const { store, log, ledger, queue, logger } = this.deps;
     const state = await queue.jobState(run.runId);
     if (ALIVE.has(state)) return false;
     const envelope = { sessionId: run.sessionId, runId: run.runId };
@@ -60,8 +63,10 @@ export class RunReaper {
       const status = done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
       return store.runs.markFinished(run.runId, status, failed ? 'ended before its final write' : undefined);
     }
-    await log.append(new ErrorEvent(envelope, 'This turn stopped without finishing and was ended; send it again', false, 'run_lost').toDict());
-    await log.append(new DoneEvent(envelope, false).toDict());
+    const epoch = await ledger.claim(run.runId);
+    const ended = await log.append(new ErrorEvent(envelope, 'This turn stopped without finishing and was ended; send it again', false, 'run_lost').toDict(), epoch);
+    if (ended.status === 'fenced') return false;
+    await log.append(new DoneEvent(envelope, false).toDict(), epoch);
     // No worker archives this run's end: archive its log here.
     await store.events.appendBatch(run.runId, await log.range(run.runId, 0));
     const marked = await store.runs.markFinished(run.runId, 'failed', `no worker holds it (job ${state})`);

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionEvent } from '#core/events/execution-event.js';
 import type { AgentConfig } from '#core/engine/agent-config.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
+import { isHandoff, RunHandoff, type RunJournal } from '#core/engine/run-journal.js';
 import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/session/caller.js';
@@ -9,6 +10,7 @@ import type { ConversationStore, RunStatus } from '#core/session/session-store.j
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
+import { RunFencedError, type RunLedger } from '#transport/run-ledger.js';
 import type { EventArchiver } from './event-archiver.js';
 import type { PendingWrites } from './pending-writes.js';
 import { loadHistory, toNewMessage } from './history.js';
@@ -16,6 +18,8 @@ import { loadHistory, toNewMessage } from './history.js';
 export interface RunRunnerDeps {
   store: ConversationStore;
   log: RunEventLog;
+  /** Ownership, recorded steps and tool intents of runs. */
+  ledger: RunLedger;
   archiver: EventArchiver;
   agents: AgentFactory;
   workerId: string;
@@ -32,17 +36,33 @@ export interface RunRunnerDeps {
 
 type FinalStatus = Exclude<RunStatus, 'queued' | 'running'>;
 
-/** What became of a job: done, or to be retried later (an earlier run of its session is still active). */
-export type RunOutcome = 'finished' | 'deferred';
+/**
+ * What became of a job: ended; to be retried later (an earlier run of its session is still
+ * active); handed back to the queue to continue on another worker (drain); or lost to another
+ * worker that took it over (this worker lost its lock or was fenced off).
+ */
+export type RunOutcome = 'finished' | 'deferred' | 'handed_back' | 'lost';
+
+interface ActiveRun {
+  controller: AbortController;
+  /** Approvals this run is waiting for now. */
+  waiting: number;
+}
 
 /**
  * Executes one run: announces it, rebuilds the conversation, streams the agent's events
  * into the run's log, and stores the new messages before the run's `done` goes out, so a
  * client that sees `done` can read the history at once. A cancel (control message or the
  * cancel record met at any append) aborts the model stream and tools in flight.
+ *
+ * Every run is owned through the ledger: each step the agent records, each tool intent and
+ * each event append carries this worker's epoch, so once another worker takes the run over,
+ * this one stops at its next write. A run taken over continues from its last recorded step
+ * after one recoverable `error{worker_lost}`.
  */
 export class RunRunner {
-  private readonly active = new Map<string, AbortController>();
+  private readonly active = new Map<string, ActiveRun>();
+  private draining = false;
 
   constructor(private readonly deps: RunRunnerDeps) {}
 
@@ -51,15 +71,29 @@ export class RunRunner {
   }
 
   /** Aborts a run held by this worker. Returns false when it holds no such run. */
-  abort(runId: string, reason = 'cancelled'): boolean {
-    const controller = this.active.get(runId);
-    if (!controller) return false;
-    controller.abort(new Error(reason));
+  abort(runId: string, reason: unknown = new Error('cancelled')): boolean {
+    const run = this.active.get(runId);
+    if (!run) return false;
+    run.controller.abort(reason);
     return true;
   }
 
+  /**
+   * Stops taking part: runs waiting for approval are handed back at once (and any that starts
+   * waiting later), so they continue on another worker instead of holding this one.
+   */
+  startDrain(): void {
+    this.draining = true;
+    for (const [runId, run] of this.active) if (run.waiting > 0) this.abort(runId, new RunHandoff('drain'));
+  }
+
+  /** Hands every run still here back to the queue (the drain deadline). */
+  handBackAll(): void {
+    for (const runId of this.active.keys()) this.abort(runId, new RunHandoff('drain'));
+  }
+
   async run(job: RunJobData): Promise<RunOutcome> {
-    const { store, log, archiver, agents, workerId, logger } = this.deps;
+    const { store, log, ledger, archiver, agents, workerId, logger } = this.deps;
     const envelope = { sessionId: job.sessionId, runId: job.runId };
     if (await log.isSealed(job.runId)) {
       logger.info({ run_id: job.runId }, 'run already finished; skipping');
@@ -67,44 +101,73 @@ export class RunRunner {
     }
     if (job.afterRuns?.length && !(await log.isCancelRequested(job.runId)) && !(await this.earlierRunsDone(job.afterRuns))) return 'deferred';
     const controller = new AbortController();
-    this.active.set(job.runId, controller);
+    const entry: ActiveRun = { controller, waiting: 0 };
+    this.active.set(job.runId, entry);
     const caller: Caller = { tenantId: job.tenantId, userId: job.userId, role: 'user' };
     const added: ChatMessage[] = [];
     let status: FinalStatus = 'completed';
     let failure: string | undefined;
     let sealed = false;
+    let lastSeq = 0;
+    let epoch = 0;
 
     const publish = async (event: ExecutionEvent, archive = true): Promise<EventDict | null> => {
-      const result = await log.append(event.toDict());
+      const result = await log.append(event.toDict(), epoch);
       if (result.status === 'appended') {
+        lastSeq = result.event.seq;
         if (archive) archiver.add(result.event);
         return result.event;
       }
       if (result.status === 'sealed') sealed = true;
-      controller.abort(new Error(result.status));
+      controller.abort(result.status === 'fenced' ? new RunHandoff('fenced') : new Error(result.status));
       return null;
     };
+    const handedOff = () => isHandoff(controller.signal);
 
     try {
+      epoch = await ledger.claim(job.runId);
+      const [earlier, steps] = await Promise.all([log.range(job.runId, 0), epoch > 1 ? ledger.steps(job.runId) : Promise.resolve([])]);
+      const startedBefore = earlier.find((e) => e.event_type === 'run_started');
       // Archived below with the events before it, in seq order: the archive keeps only events
       // after the highest seq it holds, so a flush of run_started alone would lose run_queued.
-      const started = await publish(new RunStartedEvent(envelope, workerId), false);
-      if (!started && sealed) return 'finished';
-      const [, history, earlier] = await Promise.all([
-        store.runs.markStarted(job.runId),
-        loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes),
-        log.range(job.runId, 0),
-      ]);
-      // The gateway's run_queued is archived with the worker's events.
-      for (const event of earlier) if (started && event.seq <= started.seq) archiver.add(event);
-      if (started && earlier.some((e) => e.event_type === 'run_started' && e.seq < started.seq)) {
-        logger.warn({ run_id: job.runId }, 'restarting a run whose worker stopped');
-        await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it starts again from the beginning', true, 'worker_lost'));
+      let first: EventDict | null;
+      if (!startedBefore) {
+        first = await publish(new RunStartedEvent(envelope, workerId), false);
+      } else {
+        const resumeAfter = steps.at(-1)?.seq ?? startedBefore.seq;
+        logger.warn({ run_id: job.runId, epoch, resume_after_seq: resumeAfter, steps: steps.length }, 'continuing a run whose worker stopped');
+        first = await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it continues here from its last recorded step', true, 'worker_lost', resumeAfter), false);
       }
+      if (!first) return sealed ? 'finished' : handedOff() ? 'lost' : await this.endCancelled(job, publish);
+      // The gateway's run_queued (and, on a takeover, what the archive may not hold yet) is archived with this worker's events.
+      for (const event of [...earlier, first]) archiver.add(event);
+      const [, history] = await Promise.all([store.runs.markStarted(job.runId), loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
+      const journal: RunJournal = {
+        resumed: steps,
+        step: async (step) => {
+          if (handedOff()) throw controller.signal.reason;
+          try {
+            await ledger.recordStep(job.runId, epoch, { ...step, seq: lastSeq });
+          } catch (err) {
+            if (err instanceof RunFencedError) controller.abort(new RunHandoff('fenced'));
+            throw err;
+          }
+        },
+        intend: async (call, hash) => {
+          if (handedOff()) throw controller.signal.reason;
+          try {
+            return await ledger.intend(job.runId, epoch, call.id, hash, call.name);
+          } catch (err) {
+            if (err instanceof RunFencedError) controller.abort(new RunHandoff('fenced'));
+            throw err;
+          }
+        },
+      };
       const base = agents.get(job.assistantId);
+      const hitl = this.deps.hitlFor?.(caller);
       const executor = agents.create(job.assistantId, {
         ...(base && this.deps.perRun ? this.deps.perRun(caller, base) : {}),
-        ...(this.deps.hitlFor ? { hitl: this.deps.hitlFor(caller) } : {}),
+        ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
       });
       const events = executor.execute(job.message, job.sessionId, {
         runId: job.runId,
@@ -112,8 +175,11 @@ export class RunRunner {
         history,
         signal: controller.signal,
         onMessage: (m) => added.push(m),
+        journal,
       });
       for await (const event of events) {
+        // Handed off: whatever the engine says now (a cancelled result, a done) is not this run's end.
+        if (handedOff()) break;
         if (event instanceof ErrorEvent) {
           status = 'failed';
           failure = event.error;
@@ -128,7 +194,9 @@ export class RunRunner {
         await publish(event);
         if (sealed) break;
       }
+      if (handedOff()) return this.handOffOutcome(job, controller.signal.reason as RunHandoff);
     } catch (err) {
+      if (handedOff()) return this.handOffOutcome(job, controller.signal.reason as RunHandoff);
       // The engine never throws; this is the store or Redis failing around it.
       logger.error({ run_id: job.runId, err }, 'run failed outside the engine');
       failure = err instanceof Error ? err.message : String(err);
@@ -138,9 +206,37 @@ export class RunRunner {
     } finally {
       this.active.delete(job.runId);
       await archiver.flushRun(job.runId);
-      await this.purgeIfSessionDeleted(job);
+      if (!handedOff()) await this.purgeIfSessionDeleted(job);
     }
     return 'finished';
+  }
+
+  /** A run cancelled before its first event: it ends with its done. */
+  private async endCancelled(job: RunJobData, publish: (event: ExecutionEvent) => Promise<EventDict | null>): Promise<RunOutcome> {
+    await this.finish(job, 'cancelled', undefined, []);
+    await publish(new DoneEvent({ sessionId: job.sessionId, runId: job.runId }, true, 'cancelled'));
+    return 'finished';
+  }
+
+  private handOffOutcome(job: RunJobData, reason: RunHandoff): RunOutcome {
+    this.deps.logger.warn({ run_id: job.runId, why: reason.why }, reason.why === 'drain' ? 'run handed back to continue on another worker' : 'run taken over by another worker; stopped here');
+    return reason.why === 'drain' ? 'handed_back' : 'lost';
+  }
+
+  /** The run's HITL handler, counting the approvals it waits for (a draining worker hands those runs back). */
+  private tracked(runId: string, entry: ActiveRun, hitl: HitlHandler): HitlHandler {
+    return {
+      ...(hitl.open ? { open: (request) => hitl.open!(request) } : {}),
+      requestApproval: async (...args) => {
+        entry.waiting++;
+        if (this.draining) this.abort(runId, new RunHandoff('drain'));
+        try {
+          return await hitl.requestApproval(...args);
+        } finally {
+          entry.waiting--;
+        }
+      },
+    };
   }
 
   /**
@@ -184,8 +280,9 @@ export class RunRunner {
    */
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {
     const { store, logger, pendingWrites } = this.deps;
-    // Ids fixed now, so a retry after a lost acknowledgement finds its rows instead of doubling them.
-    const messages = status === 'cancelled' ? [] : added.map((m) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: randomUUID() }));
+    // Ids derived from the run and position, so a retry after a lost acknowledgement, or the
+    // worker that continues a run whose worker died while storing it, finds its rows instead of doubling them.
+    const messages = status === 'cancelled' ? [] : added.map((m, i) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: messageIdFor(job.runId, i) }));
     let appended = messages.length === 0;
     const write = async () => {
       if (!appended) {
@@ -207,6 +304,13 @@ export class RunRunner {
       logger.warn({ run_id: job.runId }, 'database unreachable: the answer is kept and stored once it is back');
     }
   }
+}
+
+/** A UUID (version 8, name-based) for the run's i-th message: the same on every attempt of the run. */
+export function messageIdFor(runId: string, index: number): string {
+  const h = createHash('sha256').update(`${runId}:message:${index}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /** MySQL's duplicate key (1062): the rows of an earlier attempt whose acknowledgement was lost. */

@@ -1,10 +1,12 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { DelayedError, type Job, type Worker } from 'bullmq';
+import { DelayedError, WaitingError, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { RunHandoff } from '#core/engine/run-journal.js';
 import { ControlBus } from '#transport/control-bus.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { RunEventLog } from '#transport/run-event-log.js';
+import { RunLedger } from '#transport/run-ledger.js';
 import { createRunConsumer, RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
@@ -17,6 +19,14 @@ import { RunRunner } from './run-runner.js';
 
 /** How long a run queued behind its session's active run waits before it looks again. */
 const DEFER_MS = 200;
+
+/**
+ * How often workers look for runs whose worker died (one check runs at a time across workers):
+ * a dead worker's run continues at most one job lock plus this long after its last renewal.
+ */
+export function stalledCheckInterval(jobLockMs: number): number {
+  return Math.max(100, Math.min(1_000, Math.floor(jobLockMs / 4)));
+}
 
 /**
  * Takes runs from the queue and hands each to the runner; listens for control messages
@@ -40,6 +50,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly pendingWrites: PendingWrites,
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly log: RunEventLog,
+    private readonly ledger: RunLedger,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -50,11 +61,19 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
       else if (message.type === 'hitl_decision') this.waiters.wake(message.request_id);
     });
     this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
-    this.consumer = createRunConsumer(this.connection, { name: redis.queueName, concurrency: worker.concurrency, lockDurationMs: worker.jobLockMs, stalledIntervalMs: worker.jobLockMs }, (job, token) => this.process(job, token));
+    this.consumer = createRunConsumer(
+      this.connection,
+      { name: redis.queueName, concurrency: worker.concurrency, lockDurationMs: worker.jobLockMs, stalledIntervalMs: stalledCheckInterval(worker.jobLockMs) },
+      (job, token) => this.process(job, token),
+    );
     this.consumer.on('error', (err) => this.logger.error({ err }, 'queue consumer error'));
+    // Another worker may take a run whose lock this one could not renew: stop it here at once.
+    this.consumer.on('lockRenewalFailed', (runIds) => {
+      for (const runId of runIds) if (this.runner.abort(runId, new RunHandoff('lock_lost'))) this.logger.warn({ run_id: runId }, 'lost the run lock; stopping the run here');
+    });
     this.consumer.on('failed', (job, err) => this.logger.error({ run_id: job?.id, err }, 'run job failed'));
     this.reaperQueue = new RunQueue(this.redis, redis.queueName);
-    const reaper = new RunReaper({ store: this.store, log: this.log, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
+    const reaper = new RunReaper({ store: this.store, log: this.log, ledger: this.ledger, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
     let sweeping = false;
     this.reaperTimer = setInterval(() => {
       if (sweeping) return;
@@ -69,17 +88,35 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private async process(job: Job<RunJobData>, token?: string): Promise<void> {
-    if ((await this.runner.run(job.data)) === 'deferred') {
+    const outcome = await this.runner.run(job.data);
+    if (outcome === 'deferred') {
       await job.moveToDelayed(Date.now() + DEFER_MS, token);
       throw new DelayedError();
     }
+    if (outcome === 'handed_back') {
+      // Back to the queue: another worker continues it from its ledger.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
   }
 
-  /** Stops taking runs and waits for the ones in flight (graceful drain on SIGTERM). */
+  /**
+   * Graceful drain on SIGTERM: stops taking runs; hands runs that wait for approval back to
+   * the queue at once (they continue on another worker); lets the rest finish within
+   * DATAAGENT_DRAIN_SECONDS, then hands back whatever is still going.
+   */
   async onApplicationShutdown(signal?: string): Promise<void> {
-    this.logger.info({ signal, active: this.runner.activeCount }, 'worker draining');
+    const drainMs = this.settings.worker.drainSeconds * 1000;
+    this.logger.info({ signal, active: this.runner.activeCount, drain_ms: drainMs }, 'worker draining');
     clearInterval(this.reaperTimer);
-    await this.consumer?.close();
+    const closing = this.consumer?.close();
+    this.runner.startDrain();
+    const deadline = setTimeout(() => {
+      if (this.runner.activeCount > 0) this.logger.warn({ active: this.runner.activeCount }, 'drain deadline: handing the remaining runs back');
+      this.runner.handBackAll();
+    }, drainMs);
+    await closing;
+    clearTimeout(deadline);
     await this.reaperQueue?.close().catch(() => undefined);
     await this.archiver.close();
     const lost = await this.pendingWrites.close();

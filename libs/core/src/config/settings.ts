@@ -127,9 +127,18 @@ export class WorkerConfig {
   @Env('DATAAGENT_WORKER_ID') @IsOptional() @IsString()
   workerId?: string;
 
-  /** Milliseconds a run's job lock lasts unrenewed: after a worker dies, its runs restart elsewhere this long later. */
+  /**
+   * Milliseconds a run's job lock lasts unrenewed (renewed every half of it): after a worker
+   * dies, its runs continue on another worker within this plus one stalled check (a quarter of
+   * it, at most 1 s). A worker whose event loop stalls longer loses its runs to another worker,
+   * which fences it off.
+   */
   @Env('DATAAGENT_JOB_LOCK_MS', 'int') @IsInt() @Min(500)
-  jobLockMs = 30_000;
+  jobLockMs = 4_000;
+
+  /** Seconds a stopping worker (SIGTERM) lets its runs finish before handing them back to the queue. */
+  @Env('DATAAGENT_DRAIN_SECONDS', 'number') @IsNumber() @Min(0)
+  drainSeconds = 20;
 
   /** Milliseconds between sweeps for runs nobody holds (one worker sweeps at a time); a run is a candidate after twice this. */
   @Env('DATAAGENT_REAPER_INTERVAL_MS', 'int') @IsInt() @Min(100)

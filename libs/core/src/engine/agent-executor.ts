@@ -2,19 +2,22 @@ import {
   DoneEvent,
   ErrorEvent,
   type EventEnvelope,
-  type ExecutionEvent,
+  ExecutionEvent,
   HitlRequestEvent,
   TextEvent,
   ToolCallEvent,
   ToolResultEvent,
+  type ToolResultStatus,
 } from '../events/execution-event.js';
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
 import type { Caller } from '../session/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
-import type { ToolContext, ToolResult } from '../tools/tool.js';
+import { argsHash } from '../tools/call-hash.js';
+import { isReadOnlyCall, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { AgentConfig } from './agent-config.js';
-import { TextToolCalls } from './text-tool-calls.js';
+import type { JournalStep, RunJournal } from './run-journal.js';
+import { TextToolCalls, type TurnSegment } from './text-tool-calls.js';
 import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
 
 export interface ExecutionContext {
@@ -24,8 +27,10 @@ export interface ExecutionContext {
   history: ChatMessage[];
   /** Cancels the run: the model stream and any tool in flight stop. */
   signal: AbortSignal;
-  /** Receives each message the run adds to the conversation, in order. */
+  /** Receives each message the run adds to the conversation, in order (replayed ones too). */
   onMessage?: (message: ChatMessage) => void;
+  /** Records the run's steps and tool intents, and holds what earlier attempts recorded. */
+  journal?: RunJournal;
 }
 
 /**
@@ -65,17 +70,42 @@ export class AgentExecutor {
     userInput: string,
     envelope: EventEnvelope,
     context: ExecutionContext,
-  ): AsyncGenerator<ExecutionEvent, { cancelled: boolean; reason?: string }> {
+  ): AsyncGenerator<ExecutionEvent, Outcome> {
     const { config } = this;
-    const messages: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...context.history];
-    const add = (message: ChatMessage) => {
+    const journal = context.journal;
+    const messages: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...context.history, { role: 'user', content: userInput }];
+    const tally: Tally = { iterations: 0, toolCalls: 0 };
+    // Each message is recorded before the events that follow from it go out.
+    const add: AddMessage = async (message, step) => {
+      if (journal) await journal.step({ message, ...step });
       messages.push(message);
       context.onMessage?.(message);
     };
-    messages.push({ role: 'user', content: userInput });
-    let toolCallsUsed = 0;
 
-    for (let iteration = 1; iteration <= config.maxIterations; iteration++) {
+    // A run continued by another worker: what earlier attempts recorded is replayed, not redone.
+    const resumed = journal?.resumed ?? [];
+    for (const step of resumed) {
+      messages.push(step.message);
+      context.onMessage?.(step.message);
+      if (step.message.role === 'assistant') tally.iterations++;
+      if (step.message.role === 'tool') tally.toolCalls++;
+    }
+    const last = resumed.at(-1);
+    if (last) {
+      for (const dict of last.replay ?? []) yield ExecutionEvent.fromDict(dict);
+      if (last.end) return { cancelled: false, reason: last.end };
+      const turnAt = resumed.findLastIndex((s) => s.message.role === 'assistant');
+      const turn = resumed[turnAt];
+      if (turn && !turn.message.toolCalls?.length) return { cancelled: false };
+      if (turn) {
+        const answered = new Set(resumed.slice(turnAt + 1).map((s) => s.message.toolCallId));
+        const outcome = yield* this.runPlan(turn.plan ?? [], answered, envelope, context, tally, add);
+        if (outcome !== 'continue') return outcome;
+      }
+    }
+
+    while (tally.iterations < config.maxIterations) {
+      const iteration = ++tally.iterations;
       const state: ModelCallState = {
         sessionId: envelope.sessionId,
         runId: envelope.runId,
@@ -115,33 +145,44 @@ export class AgentExecutor {
       for (const mw of config.middleware) await mw.afterModel?.(state, { text, toolCalls, finishReason });
 
       if (toolCalls.length === 0) {
-        for (const segment of rest) if (segment.type === 'text') yield new TextEvent(envelope, segment.text, false);
-        yield new TextEvent(envelope, '', true);
-        add({ role: 'assistant', content: text });
+        const shown = [...rest.flatMap((s) => (s.type === 'text' ? [new TextEvent(envelope, s.text, false)] : [])), new TextEvent(envelope, '', true)];
+        await add({ role: 'assistant', content: text }, { replay: shown.map((e) => e.toDict()) });
+        yield* shown;
         return { cancelled: false };
       }
 
-      add({ role: 'assistant', content: text, toolCalls });
-      if (textCalls.length > 0) {
-        for (const segment of rest) {
-          if (segment.type === 'text') {
-            yield new TextEvent(envelope, segment.text, false);
-            continue;
-          }
-          const outcome = yield* this.limitedTool(segment.call, envelope, context, toolCallsUsed++, add);
-          if (outcome !== 'continue') return outcome;
-        }
-        continue;
-      }
-      for (const segment of rest) if (segment.type === 'text') yield new TextEvent(envelope, segment.text, false);
-      for (const call of toolCalls) {
-        const outcome = yield* this.limitedTool(call, envelope, context, toolCallsUsed++, add);
-        if (outcome !== 'continue') return outcome;
-      }
+      const plan: TurnSegment[] = textCalls.length > 0 ? rest : [...rest, ...toolCalls.map((call) => ({ type: 'tool_call' as const, call, raw: '' }))];
+      await add({ role: 'assistant', content: text, toolCalls }, { plan });
+      const outcome = yield* this.runPlan(plan, new Set(), envelope, context, tally, add);
+      if (outcome !== 'continue') return outcome;
     }
     const note = `Stopped after ${config.maxIterations} iterations without a final answer.`;
     yield new TextEvent(envelope, `\n[${note}]`, true);
     return { cancelled: false, reason: 'max_iterations' };
+  }
+
+  /**
+   * The rest of a model turn in order: its text, and its tool calls. Calls in `answered` (and
+   * the text before them) were done by an earlier attempt of the run and are skipped.
+   */
+  private async *runPlan(
+    plan: TurnSegment[],
+    answered: Set<string | undefined>,
+    envelope: EventEnvelope,
+    context: ExecutionContext,
+    tally: Tally,
+    add: AddMessage,
+  ): AsyncGenerator<ExecutionEvent, 'continue' | Outcome> {
+    const from = plan.findLastIndex((s) => s.type === 'tool_call' && answered.has(s.call.id)) + 1;
+    for (const segment of plan.slice(from)) {
+      if (segment.type === 'text') {
+        yield new TextEvent(envelope, segment.text, false);
+        continue;
+      }
+      const outcome = yield* this.limitedTool(segment.call, envelope, context, tally.toolCalls++, add);
+      if (outcome !== 'continue') return outcome;
+    }
+    return 'continue';
   }
 
   /** Runs a call unless the per-turn limit is spent; the loop ends when it is, or on cancel/reject. */
@@ -150,32 +191,36 @@ export class AgentExecutor {
     envelope: EventEnvelope,
     context: ExecutionContext,
     used: number,
-    add: (m: ChatMessage) => void,
-  ): AsyncGenerator<ExecutionEvent, 'continue' | { cancelled: boolean; reason?: string }> {
+    add: AddMessage,
+  ): AsyncGenerator<ExecutionEvent, 'continue' | Outcome> {
     const { config } = this;
     if (used >= config.maxToolCallsPerTurn) {
       const note = `Tool-call limit of ${config.maxToolCallsPerTurn} per turn reached; ${call.name} was not run.`;
-      add({ role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: note }) });
-      yield new TextEvent(envelope, `\n[${note}]`, true);
+      const shown = [new TextEvent(envelope, `\n[${note}]`, true)];
+      const message: ChatMessage = { role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: note }) };
+      await add(message, { replay: shown.map((e) => e.toDict()), end: 'tool_call_limit' });
+      yield* shown;
       return { cancelled: false, reason: 'tool_call_limit' };
     }
-    const outcome = yield* this.runTool(call, envelope, context);
+    const outcome = yield* this.runTool(call, envelope, context, add);
     if (outcome === 'stop') return { cancelled: true, reason: context.signal.aborted ? 'cancelled' : 'rejected' };
-    add(outcome);
     return 'continue';
   }
-  /** Runs one tool call; returns the tool message, or 'stop' when the run must end. */
-  private async *runTool(call: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext): AsyncGenerator<ExecutionEvent, ChatMessage | 'stop'> {
+
+  /** Runs one tool call and adds its message; returns 'stop' when the run must end. */
+  private async *runTool(call: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext, add: AddMessage): AsyncGenerator<ExecutionEvent, 'done' | 'stop'> {
     yield new ToolCallEvent(envelope, call.name, call.arguments, call.id);
     const tool = this.dispatcher.get(call.name);
     const { hitl, approvalPolicy } = this.config;
+    const hash = argsHash(call.arguments);
     const sensitive = !!tool && (tool.sensitive === true || tool.requiresApproval?.(call.arguments) === true);
     if (tool && hitl && (approvalPolicy ? approvalPolicy(call.name, call.arguments, sensitive) : sensitive)) {
-      const requestId = `${envelope.runId}:${call.id}`;
+      // Bound to the arguments: a call id reused with other arguments is asked about anew.
+      const requestId = `${envelope.runId}:${call.id}:${hash.slice(0, 16)}`;
       const action = { name: call.name, args: call.arguments, description: tool.description };
-      const mode = hitl.open ? await hitl.open({ requestId, runId: envelope.runId, sessionId: envelope.sessionId, action }) : 'ask';
-      if (mode === 'ask') {
-        yield new HitlRequestEvent(envelope, requestId, action);
+      const mode = hitl.open ? await hitl.open({ requestId, runId: envelope.runId, sessionId: envelope.sessionId, action, argsHash: hash }) : 'ask';
+      if (mode !== 'approved') {
+        if (mode === 'ask') yield new HitlRequestEvent(envelope, requestId, action);
         const decision = await hitl.requestApproval(action, envelope.sessionId, context.signal, requestId);
         if (context.signal.aborted) {
           yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');
@@ -196,9 +241,12 @@ export class AgentExecutor {
       signal: context.signal,
       emit: (build) => extra.push(build(envelope)),
     };
-    const result = (await this.callTool(call, ctx)) as ToolResult & { status?: ToolResultEvent['status'] };
-    yield* extra;
+    // A call with side effects is recorded before it runs; one an earlier attempt started and
+    // never finished is not run blindly again.
+    const once = tool && context.journal && !isReadOnlyCall(tool, call.arguments) ? await context.journal.intend(call, hash) : 'new';
+    const result = once === 'interrupted' && !tool?.idempotent ? interruptedResult(call.name) : ((await this.callTool(call, ctx)) as ToolResult & { status?: ToolResultStatus });
     if (context.signal.aborted) {
+      yield* extra;
       yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');
       return 'stop';
     }
@@ -206,9 +254,24 @@ export class AgentExecutor {
     const payload = result.success ? result.output : { success: false, error: result.error, ...(result.output ? { details: result.output } : {}) };
     // Every tool's result passes here, so one cap keeps the event, the Redis log, MySQL and the prompt bounded.
     const { result: shown, content } = capToolOutput(payload, this.config.toolResultMaxBytes ?? DEFAULT_TOOL_RESULT_MAX_BYTES);
-    yield new ToolResultEvent(envelope, call.id, shown, status);
-    return { role: 'tool', name: call.name, toolCallId: call.id, content };
+    const events = [...extra, new ToolResultEvent(envelope, call.id, shown, status)];
+    await add({ role: 'tool', name: call.name, toolCallId: call.id, content }, { replay: events.map((e) => e.toDict()) });
+    yield* events;
+    return 'done';
   }
+}
+
+type Outcome = { cancelled: boolean; reason?: string };
+type Tally = { iterations: number; toolCalls: number };
+type AddMessage = (message: ChatMessage, step?: Omit<JournalStep, 'message'>) => Promise<void>;
+
+function interruptedResult(name: string): ToolResult & { status: ToolResultStatus } {
+  return {
+    success: false,
+    output: null,
+    error: `The worker running ${name} stopped before its result was recorded: whether it took effect is unknown. Check before calling it again.`,
+    status: 'interrupted',
+  };
 }
 
 function describeError(err: unknown): string {

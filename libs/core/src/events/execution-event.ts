@@ -134,7 +134,8 @@ export class ToolCallEvent extends ExecutionEvent {
   }
 }
 
-export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'rejected' | 'cancelled';
+/** `interrupted`: the worker running the call died before its result was recorded; whether it took effect is unknown. */
+export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'interrupted';
 
 export class ToolResultEvent extends ExecutionEvent {
   readonly eventType = 'tool_result';
@@ -216,11 +217,20 @@ export class FileOperationEvent extends ExecutionEvent {
 
 export class ErrorEvent extends ExecutionEvent {
   readonly eventType = 'error';
-  constructor(envelope: EventEnvelope, readonly error: string, readonly recoverable = false, readonly errorCode?: string) {
+  /**
+   * @param resumeAfterSeq with `worker_lost`: the run continues from its state after this seq;
+   *   the events between it and this error belong to a step that is redone, and clients drop them.
+   */
+  constructor(envelope: EventEnvelope, readonly error: string, readonly recoverable = false, readonly errorCode?: string, readonly resumeAfterSeq?: number) {
     super(envelope);
   }
   protected payload() {
-    return { error: this.error, recoverable: this.recoverable, ...(this.errorCode ? { error_code: this.errorCode } : {}) };
+    return {
+      error: this.error,
+      recoverable: this.recoverable,
+      ...(this.errorCode ? { error_code: this.errorCode } : {}),
+      ...(this.resumeAfterSeq === undefined ? {} : { resume_after_seq: this.resumeAfterSeq }),
+    };
   }
 }
 
@@ -257,7 +267,8 @@ const builders: Record<EventType, Builder> = {
   todo_update: (e, d) => new TodoUpdateEvent(e, Array.isArray(d.todos) ? (d.todos as TodoItem[]) : []),
   file_operation: (e, d) =>
     new FileOperationEvent(e, str(d.operation), str(d.path), str(d.diff), obj(d.stats) as unknown as FileOpStats),
-  error: (e, d) => new ErrorEvent(e, str(d.error), d.recoverable === true, typeof d.error_code === 'string' ? d.error_code : undefined),
+  error: (e, d) =>
+    new ErrorEvent(e, str(d.error), d.recoverable === true, typeof d.error_code === 'string' ? d.error_code : undefined, typeof d.resume_after_seq === 'number' ? d.resume_after_seq : undefined),
   done: (e, d) => new DoneEvent(e, d.cancelled === true, typeof d.reason === 'string' ? d.reason : undefined),
 };
 

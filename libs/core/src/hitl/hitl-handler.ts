@@ -10,15 +10,19 @@ export interface ApprovalRequest {
   runId: string;
   sessionId: string;
   action: ActionRequest;
+  /** SHA-256 of the call's canonical arguments: the approval is bound to them and to the tool name. */
+  argsHash?: string;
 }
 
 /** Asks a person whether a sensitive action may run (seed 002, Req 3). */
 export interface HitlHandler {
   /**
    * Records a request before the client is told about it, so an immediate answer finds
-   * it. Returns 'approved' when no question is needed (the session approved everything).
+   * it. Returns 'approved' when no question is needed (the session approved everything),
+   * 'decided' when the request was already answered (asked by an earlier attempt of the run:
+   * the decision is applied without asking again).
    */
-  open?(request: ApprovalRequest): Promise<'ask' | 'approved'>;
+  open?(request: ApprovalRequest): Promise<'ask' | 'approved' | 'decided'>;
   /** Waits for the decision; a timeout or cancel counts as reject. */
   requestApproval(actionRequest: ActionRequest, sessionId: string, signal: AbortSignal, requestId?: string): Promise<Decision>;
 }

@@ -32,6 +32,7 @@ export function createSkillTools(
 
   const readSkill: Tool = {
     name: READ_SKILL_TOOL,
+    readOnly: true,
     description: 'Read a skill\'s instructions (its SKILL.md) and the scripts it offers. Do this before using a skill.',
     parameters: {
       type: 'object',

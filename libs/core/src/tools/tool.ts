@@ -29,7 +29,22 @@ export interface Tool {
   readonly sensitive?: boolean;
   /** For tools whose sensitivity depends on the call (http_request: any method but GET). */
   requiresApproval?(args: Record<string, unknown>): boolean;
+  /**
+   * The call changes nothing outside the run (a read): after a worker dies mid-call, the run's
+   * next worker simply runs it again. A function decides per call. Default: false.
+   */
+  readonly readOnly?: boolean | ((args: Record<string, unknown>) => boolean);
+  /**
+   * Running it twice with the same arguments has the effect of running it once: after a worker
+   * dies mid-call, it runs again instead of being reported `interrupted`. Default: false.
+   */
+  readonly idempotent?: boolean;
   /** Per-tool timeout; the dispatcher's default applies when absent. */
   readonly timeoutMs?: number;
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** Whether a call of this tool only reads (see {@link Tool.readOnly}). */
+export function isReadOnlyCall(tool: Tool, args: Record<string, unknown>): boolean {
+  return typeof tool.readOnly === 'function' ? tool.readOnly(args) : tool.readOnly === true;
 }

@@ -29,6 +29,7 @@ export function createFetchUrlTool(options: FetchUrlToolOptions = {}): Tool {
   const defaultMax = options.maxChars ?? 50_000;
   return {
     name: 'fetch_url',
+    readOnly: true,
     description: 'Fetch a public web page and return its content as Markdown (plain text and JSON are returned as they are).',
     parameters: {
       type: 'object',

@@ -85,6 +85,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
   const ls = tool(
     {
       name: 'ls',
+      readOnly: true,
       description: `List a folder of the workspace (default: the root). ${PATH_HINT}`,
       parameters: { type: 'object', properties: { path: { type: 'string', description: 'Folder to list, default "."' } }, additionalProperties: false },
     },
@@ -108,6 +109,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
   const readFileTool = tool(
     {
       name: 'read_file',
+      readOnly: true,
       description: `Read a text file of the workspace, as numbered lines, up to ${formatBytes(pageBytes)} per call. Use offset and limit to page through long files. ${PATH_HINT}`,
       parameters: {
         type: 'object',
@@ -152,6 +154,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
   const writeFileTool = tool(
     {
       name: 'write_file',
+      idempotent: true,
       description: `Create or overwrite a text file in the workspace (parent folders are created). ${PATH_HINT}`,
       parameters: {
         type: 'object',
@@ -212,6 +215,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
   const glob = tool(
     {
       name: 'glob',
+      readOnly: true,
       description: `Find workspace files whose path matches a glob pattern such as "**/*.csv" or "outputs/*.md" (*, ?, ** for any folders, [abc], {a,b}). ${PATH_HINT}`,
       parameters: {
         type: 'object',
@@ -248,6 +252,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
   const grep = tool(
     {
       name: 'grep',
+      readOnly: true,
       description: `Search workspace text files for a regular expression in RE2 syntax (as in Go or ripgrep: no backreferences, no lookahead or lookbehind); answers path:line: text. ${PATH_HINT}`,
       parameters: {
         type: 'object',

@@ -74,6 +74,8 @@ export function createHttpRequestTool(options: HttpToolOptions = {}): ArgsSensit
     },
     timeoutMs: (options.timeoutMs ?? 30_000) + 1_000,
     requiresApproval,
+    // GET and HEAD only read: after a worker dies mid-call they are sent again; anything else is reported interrupted.
+    readOnly: (args) => !requiresApproval(args),
     async execute(args, ctx) {
       const method = typeof args.method === 'string' ? args.method.toUpperCase() : 'GET';
       const headers: Record<string, string> = {};

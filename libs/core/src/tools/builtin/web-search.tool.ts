@@ -27,6 +27,7 @@ export function createWebSearchTool(apiKey?: string, options: WebSearchToolOptio
   const timeoutMs = options.timeoutMs ?? 20_000;
   return {
     name: 'web_search',
+    readOnly: true,
     description: 'Search the web. Returns the best matching pages with title, URL and an extract, and a short answer when one is available.',
     parameters: {
       type: 'object',

@@ -10,6 +10,7 @@ const STATUSES = ['pending', 'in_progress', 'completed'] as const;
 export function createWriteTodosTool(): Tool {
   return {
     name: 'write_todos',
+    idempotent: true,
     description:
       'Write your plan as a todo list for multi-step tasks. Send the complete list every time (it replaces the previous one); mark one item in_progress while you work on it and completed when done.',
     parameters: {
