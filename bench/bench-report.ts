@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClockOffset } from './clock-offset.js';
-import type { LatencySummary } from './percentiles.js';
+import { summarize, type LatencySummary } from './percentiles.js';
 import type { CpuUse } from './process-cpu.js';
+import type { TakeoverSample } from './takeover.js';
 
 export interface FloorFigure {
   name: string;
@@ -47,7 +48,48 @@ export interface BenchReport {
   parserBench?: unknown;
   /** Cancel → done at the client, with that many runs streaming when the cancels start. */
   cancel?: { activeRuns: number; latency: LatencySummary; cancelled: number; notCancelled: number };
+  /**
+   * kill -9 of the worker holding a run → the run continuing on another worker (at the client),
+   * over `kills` kills; `latency` covers the continued ones, timeouts are counted apart (the printed p50 and max count them as longer than `giveUpMs`).
+   */
+  takeover?: TakeoverFigures;
   durationSeconds?: number;
+}
+
+export interface TakeoverFigures {
+  kills: number;
+  /** Worker processes up when each kill is made. */
+  workers: number;
+  workload: string;
+  targetMs: number;
+  giveUpMs: number;
+  latency: LatencySummary;
+  continued: number;
+  timedOut: number;
+  /** Runs that ended (done) after the kill without any worker continuing them. */
+  ended: number;
+  completedAfterTakeover: number;
+  met: boolean;
+  samples: TakeoverSample[];
+}
+
+/** The takeover figure as the lines the bench prints. */
+export function formatTakeover(t: TakeoverFigures): string {
+  const s = (value: number) => (value === Infinity ? `> ${t.giveUpMs / 1000} s` : Number.isFinite(value) ? `${(value / 1000).toFixed(2)} s` : '–');
+  const missed = t.timedOut + t.ended;
+  // A timeout counts as longer than the give-up time; a run that ended without a takeover has no figure.
+  const withTimeouts = summarize(t.samples.flatMap((x) => (x.outcome === 'continued' ? [x.ms!] : x.outcome === 'timeout' ? [Infinity] : [])));
+  const [p50, max] = [withTimeouts.p50, withTimeouts.max];
+  const others = [t.timedOut > 0 ? `${t.timedOut} timed out (no continuation within ${t.giveUpMs / 1000} s)` : '', t.ended > 0 ? `${t.ended} ended without a takeover` : '']
+    .filter(Boolean)
+    .join(', ');
+  return (
+    `Worker kill → run continues (kill -9 of the worker holding a run → the client receives the first event of that run from another worker), ` +
+    `${t.kills} kills, ${t.workers} workers up at each kill, each run "${t.workload}":\n` +
+    `  p50 ${s(p50)}   max ${s(max)}   (${t.continued} of ${t.kills} continued${others ? `; ${others}` : ''}; ${t.completedAfterTakeover} then reached done)\n` +
+    `  target ≤ ${t.targetMs / 1000} s: ${t.met ? 'met' : 'NOT MET'}   (for scale: BullMQ's default lock is 30 s, LangGraph's takeover up to 2 min)` +
+    (missed > 0 && t.continued === 0 ? '\n  (no kill continued: p50 and max have no samples)' : '')
+  );
 }
 
 const TARGET_SESSIONS = 1000;

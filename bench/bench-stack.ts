@@ -20,6 +20,12 @@ export interface BenchStackOptions {
   log: (line: string) => void;
 }
 
+/** A worker process and the DATAAGENT_WORKER_ID it was started with (its run_started events carry it). */
+export interface BenchWorker {
+  id: string;
+  process: AppProcess;
+}
+
 /** Everything one bench run talks to, all on loopback. */
 export interface BenchStack {
   redis: RedisHandle;
@@ -27,6 +33,10 @@ export interface BenchStack {
   llm: LlmServerProcess;
   gateway: GatewayProcess;
   worker: AppProcess;
+  /** Every worker process started so far, by worker id (killed ones included: check the process). */
+  workers: BenchWorker[];
+  /** Starts one more worker with the same settings (a replacement), added to `workers` and to the teardown. */
+  startWorker(): Promise<BenchWorker>;
   /** Process ids by role, for CPU accounting. */
   pids: Record<string, number>;
 }
@@ -86,13 +96,19 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
   // The gateway logs at warn; the worker must stay at info, the level of its "worker ready" line.
   const gateway = await startGateway({ ...env, DATAAGENT_LOG_LEVEL: 'warn', ...profileEnv('gateway') });
   teardown.add('gateway', () => gateway.stop());
-  const workers: AppProcess[] = [];
-  for (let i = 1; i <= options.workers; i++) {
+  const benchWorkers: BenchWorker[] = [];
+  const startBenchWorker = async (): Promise<BenchWorker> => {
+    const i = benchWorkers.length + 1;
     const role = i === 1 ? 'worker' : `worker ${i}`;
-    const w = await startWorker({ ...env, DATAAGENT_WORKER_ID: `bench-worker-${i}`, ...profileEnv(role.replace(' ', '-')) });
+    const id = `bench-worker-${i}`;
+    const w = await startWorker({ ...env, DATAAGENT_WORKER_ID: id, ...profileEnv(role.replace(' ', '-')) });
     teardown.add(role, () => w.stop());
-    workers.push(w);
-  }
+    const started = { id, process: w };
+    benchWorkers.push(started);
+    return started;
+  };
+  for (let i = 1; i <= options.workers; i++) await startBenchWorker();
+  const workers = benchWorkers.map((w) => w.process);
   const worker = workers[0];
   log(`gateway ${gateway.url}, ${workers.length} worker(s) pid ${workers.map((w) => w.proc.pid).join(', ')} (concurrency ${options.workerConcurrency} each)`);
 
@@ -102,6 +118,8 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
     llm,
     gateway,
     worker,
+    workers: benchWorkers,
+    startWorker: startBenchWorker,
     pids: {
       gateway: gateway.proc.pid!,
       ...Object.fromEntries(workers.map((w, i) => [i === 0 ? 'worker' : `worker ${i + 1}`, w.proc.pid!])),

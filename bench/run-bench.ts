@@ -2,17 +2,19 @@
  * End-to-end latency bench: starts the whole system on loopback (Redis, MariaDB, the scripted
  * LLM server, one gateway, BENCH_WORKERS workers (default 2)), measures the raw floors of its hops, then N concurrent
  * Socket.IO chats for each N, and prints request → run_started and per-event delivery overhead
- * beside the floors and the issue's targets. Figures only: nothing is asserted.
+ * beside the floors and the issue's targets, then cancel → done and worker kill → takeover. Figures only: nothing is asserted.
  *
  * `npm run bench` (builds first). Knobs, for experiments: BENCH_SIZES=10,100,1000,
  * BENCH_CHUNKS=50, BENCH_WORKERS=2, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
- * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1.
+ * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1,
+ * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
+ * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose).
  */
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
-import { checkTargets, formatParserBench, formatReport, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
+import { checkTargets, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
 import { measureCancelLatency } from './cancel-latency.js';
 import { runChatLoad } from './chat-load.js';
 import { measureClockOffset } from './clock-offset.js';
@@ -22,6 +24,7 @@ import { measureSocketIoFloor } from './floor-socketio.js';
 import { summarize } from './percentiles.js';
 import { CpuMeter } from './process-cpu.js';
 import { resultsDir } from './repo-paths.js';
+import { measureTakeover, TAKEOVER_MESSAGE } from './takeover.js';
 import { Teardown } from './teardown.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number).filter((n) => n > 0);
@@ -29,6 +32,10 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 50);
 const CHUNK_INTERVAL_MS = 100;
 const STAGGER_MS = 1_000;
 const CANCEL_ACTIVE_RUNS = 100;
+/** Worker kills for the takeover figure; each waits at most TAKEOVER_GIVE_UP_MS for the run to continue. */
+const KILLS = Math.max(0, Number(process.env.BENCH_KILLS ?? 20) || 0);
+const TAKEOVER_GIVE_UP_MS = 90_000;
+const TAKEOVER_TARGET_MS = 5_000;
 /** Worker processes: two, one per core of the reference machine. */
 const WORKERS = Math.max(1, Number(process.env.BENCH_WORKERS ?? 2));
 const WARMUP_SESSIONS = 50;
@@ -135,6 +142,27 @@ async function main(): Promise<number> {
       const cancel = await measureCancelLatency({ url: stack.gateway.url, apiKey: BENCH_API_KEY, activeRuns: CANCEL_ACTIVE_RUNS, spacingMs: 10 });
       report.cancel = { activeRuns: CANCEL_ACTIVE_RUNS, latency: summarize(cancel.latencyMs), cancelled: cancel.cancelled, notCancelled: cancel.notCancelled };
     }
+    if (KILLS > 0) {
+      // Last: it kills worker processes (and starts replacements).
+      await sleep(1_000);
+      log(`worker kill → takeover: ${KILLS} kills`);
+      const takeover = await measureTakeover(stack, { url: stack.gateway.url, apiKey: BENCH_API_KEY, kills: KILLS, giveUpMs: TAKEOVER_GIVE_UP_MS, log });
+      const latency = summarize(takeover.latencyMs);
+      report.takeover = {
+        kills: KILLS,
+        workers: Math.max(2, WORKERS),
+        workload: TAKEOVER_MESSAGE,
+        targetMs: TAKEOVER_TARGET_MS,
+        giveUpMs: TAKEOVER_GIVE_UP_MS,
+        latency,
+        continued: takeover.continued,
+        timedOut: takeover.timedOut,
+        ended: takeover.ended,
+        completedAfterTakeover: takeover.completedAfterTakeover,
+        met: takeover.continued === KILLS && latency.max <= TAKEOVER_TARGET_MS,
+        samples: takeover.samples,
+      };
+    }
   } catch (err) {
     exitCode = 1;
     log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
@@ -152,6 +180,7 @@ async function main(): Promise<number> {
         `  requirement ≤ 1000 ms: ${latency.max <= 1000 ? 'met' : 'NOT MET'}; target p99 ≤ 100 ms: ${latency.p99 <= 100 ? 'met' : 'NOT MET'}\n`,
     );
   }
+  if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {
     try {
       report.parserBench = await runParserBenchIfPresent();

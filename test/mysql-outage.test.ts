@@ -16,6 +16,7 @@ interface MariadbHandle {
 
 const DB = { database: 'outage', user: 'outage', password: 'outage-test-password' };
 const RUNS = 20;
+const OUTAGE_MS = 30_000;
 
 /** Waits until `check` resolves true, looking every 200 ms; fails after `timeoutMs`. */
 async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -48,16 +49,18 @@ describe('MySQL stopped under load', () => {
   it(`streams ${RUNS} chats through the outage, answers new chats 503, and archives every event and answer once it is back`, async () => {
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
-    const acks = await Promise.all(Array.from({ length: RUNS }, () => sendChat(socket, { message: '[[chunks:60]] [[slow:60]]' })));
+    const acks = await Promise.all(Array.from({ length: RUNS }, () => sendChat(socket, { message: '[[chunks:60]] [[slow:350]]' })));
     // Every run has started (its history was read) before the database goes.
     await Promise.all(acks.map((ack) => events.next((e) => e.run_id === ack.run_id && e.event_type === 'text')));
 
     await mariadb.stop();
+    const stoppedAt = Date.now();
     const refused = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: 'during the outage' } });
     expect({ status: refused.status, code: refused.body.error_code, retry: refused.headers.get('retry-after') }).toEqual({ status: 503, code: 'database_unavailable', retry: '5' });
     // The streams go on: their events travel through Redis.
     await Promise.all(acks.map((ack) => events.done(ack.run_id, 60_000)));
-    await new Promise((r) => setTimeout(r, 2_000));
+    // Down for 30 s in all: the streams ran through most of it, their archive writes kept meanwhile.
+    await new Promise((r) => setTimeout(r, Math.max(2_000, OUTAGE_MS - (Date.now() - stoppedAt))));
     mariadb = await startMariadb({ dir, port: mariadb.port, ...DB, durable: true });
 
     const db = await mysql.createConnection({ host: '127.0.0.1', port: mariadb.port, ...DB });

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error plain JS module shared with `npm start`
 import { startRedis } from '../scripts/local-services.mjs';
-import { api, assertWellFormedRun, chatOverSocket, connectChat } from './support/chat-clients.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EventDict } from '#core/events/execution-event.js';
+import { api, assertWellFormedRun, chatOverSocket, connectChat, continuedView } from './support/chat-clients.js';
+import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 interface RedisHandle {
@@ -60,6 +63,53 @@ describe('a Redis restart', () => {
     expect(after.body.events.at(-1)).toMatchObject({ event_type: 'done', cancelled: false });
     const messages = await api(system.url, 'GET', `/sessions/${before.body.session_id}/messages`, { apiKey: TEST_API_KEY });
     expect(messages.body.messages.map((m: { content: string }) => m.content).filter((_: string, i: number) => i % 2 === 0)).toEqual(['before the outage', 'after the outage']);
+  });
+
+  it('runs streaming through an outage longer than the workers\' command timeout each end once, answer whole', async () => {
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    const runs: Array<{ session_id: string; run_id: string }> = [];
+    try {
+      for (let i = 0; i < 10; i++) runs.push(await sendChat(socket, { message: '[[chunks:30]] [[slow:100]]' }));
+      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.event_type === 'text')), 20_000);
+      await redis.stop();
+      // Longer than a worker's Redis command may wait: its runs' writes fail and it hands them back.
+      await sleep(7_000);
+      expect([system.gateway.proc.exitCode, system.workers[0].proc.exitCode]).toEqual([null, null]);
+      redis = await startRedis({ dir, port: redis.port, persist: true });
+      await waitForHealthy(system.url);
+    } finally {
+      socket.disconnect();
+    }
+    let continued = 0;
+    for (const run of runs) {
+      const log = await fullLog(run.session_id, run.run_id);
+      assertWellFormedRun(log);
+      const lost = log.filter((e) => e.event_type === 'error');
+      expect(lost.every((e) => e.error_code === 'worker_lost')).toBe(true);
+      continued += lost.length;
+      expect(log.at(-1)).toMatchObject({ cancelled: false });
+      const shown = continuedView(log).filter((e) => e.event_type === 'text').map((e) => e.content).join('');
+      expect(shown.split(' ').filter(Boolean)).toHaveLength(30);
+      const messages = await api(system.url, 'GET', `/sessions/${run.session_id}/messages`, { apiKey: TEST_API_KEY });
+      expect(messages.body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+      expect(messages.body.messages[1].content).toBe(shown);
+    }
+    // The runs went through the outage by being handed back and continued, not by luck of timing.
+    expect(continued).toBeGreaterThan(0);
+    expect([system.gateway.proc.exitCode, system.workers[0].proc.exitCode]).toEqual([null, null]);
+
+    async function fullLog(sessionId: string, runId: string): Promise<EventDict[]> {
+      const reader = await connectChat(system.url, TEST_API_KEY);
+      const replay = new EventCollector(reader);
+      try {
+        await sendMessage(reader, 'resume', { session_id: sessionId, run_id: runId, after_seq: 0 });
+        await replay.done(runId, 60_000);
+        return replay.ofRun(runId);
+      } finally {
+        reader.disconnect();
+      }
+    }
   });
 });
 

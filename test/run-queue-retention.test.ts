@@ -53,6 +53,7 @@ describe('finished run jobs in Redis (real BullMQ against the harness Redis)', (
       };
       consumer = createRunConsumer(connect('consumer'), { name, concurrency: 4, retention }, async (j) => {
         if (j.data.runId.startsWith('fail-')) throw new Error('the run broke');
+        return 'ended';
       });
       consumer.on('completed', count);
       consumer.on('failed', count);

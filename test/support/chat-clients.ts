@@ -75,7 +75,6 @@ export async function api<T = any>(baseUrl: string, method: string, path: string
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 
-/** Checks a run's events: seq 1..n without gaps, exactly one done, and it is last. */
 /**
  * What a client shows of a run once it applies `worker_lost`: the events between the error's
  * `resume_after_seq` and the error belong to a step the next worker redid, so they are dropped.
@@ -91,6 +90,7 @@ export function continuedView(events: EventDict[]): EventDict[] {
   return kept;
 }
 
+/** Checks a run's events: seq 1..n without gaps, exactly one done, and it is last. */
 export function assertWellFormedRun(events: EventDict[]): void {
   const seqs = events.map((e) => e.seq);
   const expected = events.map((_, i) => i + 1);

@@ -20,6 +20,9 @@ import { PendingWrites } from './runs/pending-writes.js';
 import { RunProcessor } from './runs/run.processor.js';
 import { RunRunner } from './runs/run-runner.js';
 
+/** How long a worker's Redis command may wait (for a reconnection, say) before it fails. */
+const WORKER_REDIS_COMMAND_TIMEOUT_MS = 5_000;
+
 @Module({})
 export class WorkerModule implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: Redis, @Inject(STORE) private readonly store: ConversationStore) {}
@@ -30,7 +33,9 @@ export class WorkerModule implements OnApplicationShutdown {
       providers: [
         { provide: SETTINGS, useValue: settings },
         { provide: LOGGER, useValue: logger },
-        { provide: REDIS, useFactory: () => createRedis(settings.redis.url, `worker-${settings.worker.workerId}`) },
+        // Commands wait out a short Redis blip, then fail: a run whose writes fail is handed back
+        // to the queue and continues from its ledger. Only BullMQ's blocking connection waits forever.
+        { provide: REDIS, useFactory: () => createRedis(settings.redis.url, `worker-${settings.worker.workerId}`, { commandTimeout: WORKER_REDIS_COMMAND_TIMEOUT_MS }) },
         { provide: STORE, useFactory: () => createConversationStore(settings.sessionStore, settings.mysql) },
         { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
         {

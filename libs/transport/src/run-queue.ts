@@ -103,17 +103,17 @@ export interface RunConsumerOptions {
 
 /**
  * Consumer side: a worker process takes runs, `concurrency` at a time. When `handle` resolves
- * (the run has ended), the job's copy of the message is emptied before the job completes.
+ * `ended` (the run has its done), the job's copy of the message is emptied before the job
+ * completes; `lost` (another worker has taken the run over) leaves it for that worker.
  */
 export function createRunConsumer(
   connection: Redis,
   options: RunConsumerOptions,
-  handle: (job: Job<RunJobData>, token?: string) => Promise<void>,
+  handle: (job: Job<RunJobData>, token?: string) => Promise<'ended' | 'lost'>,
 ): Worker<RunJobData> {
   const retention = options.retention ?? RUN_JOB_RETENTION;
   const processJob = async (job: Job<RunJobData>, token?: string) => {
-    await handle(job, token);
-    await forgetMessage(job);
+    if ((await handle(job, token)) === 'ended') await forgetMessage(job);
   };
   return new Worker<RunJobData>(options.name, processJob, {
     connection: connection as unknown as ConnectionOptions,

@@ -10,6 +10,7 @@ import type { ConversationStore, RunStatus } from '#core/session/session-store.j
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
+import { isRedisUnavailable } from '#transport/redis-connection.js';
 import { RunFencedError, type RunLedger } from '#transport/run-ledger.js';
 import type { EventArchiver } from './event-archiver.js';
 import type { PendingWrites } from './pending-writes.js';
@@ -111,8 +112,19 @@ export class RunRunner {
     let lastSeq = 0;
     let epoch = 0;
 
+    // Redis out of reach (past the command timeout) or another owner: the run stops here and
+    // continues elsewhere (or here, later) from its ledger, instead of failing.
+    const handOffOn = async <T>(write: () => Promise<T>): Promise<T> => {
+      try {
+        return await write();
+      } catch (err) {
+        if (err instanceof RunFencedError) controller.abort(new RunHandoff('fenced'));
+        else if (isRedisUnavailable(err)) controller.abort(new RunHandoff('redis_unavailable'));
+        throw err;
+      }
+    };
     const publish = async (event: ExecutionEvent, archive = true): Promise<EventDict | null> => {
-      const result = await log.append(event.toDict(), epoch);
+      const result = await handOffOn(() => log.append(event.toDict(), epoch));
       if (result.status === 'appended') {
         lastSeq = result.event.seq;
         if (archive) archiver.add(result.event);
@@ -125,7 +137,7 @@ export class RunRunner {
     const handedOff = () => isHandoff(controller.signal);
 
     try {
-      epoch = await ledger.claim(job.runId);
+      epoch = await handOffOn(() => ledger.claim(job.runId));
       const [earlier, steps] = await Promise.all([log.range(job.runId, 0), epoch > 1 ? ledger.steps(job.runId) : Promise.resolve([])]);
       const startedBefore = earlier.find((e) => e.event_type === 'run_started');
       // Archived below with the events before it, in seq order: the archive keeps only events
@@ -146,21 +158,11 @@ export class RunRunner {
         resumed: steps,
         step: async (step) => {
           if (handedOff()) throw controller.signal.reason;
-          try {
-            await ledger.recordStep(job.runId, epoch, { ...step, seq: lastSeq });
-          } catch (err) {
-            if (err instanceof RunFencedError) controller.abort(new RunHandoff('fenced'));
-            throw err;
-          }
+          await handOffOn(() => ledger.recordStep(job.runId, epoch, { ...step, seq: lastSeq }));
         },
         intend: async (call, hash) => {
           if (handedOff()) throw controller.signal.reason;
-          try {
-            return await ledger.intend(job.runId, epoch, call.id, hash, call.name);
-          } catch (err) {
-            if (err instanceof RunFencedError) controller.abort(new RunHandoff('fenced'));
-            throw err;
-          }
+          return handOffOn(() => ledger.intend(job.runId, epoch, call.id, hash, call.name));
         },
       };
       const base = agents.get(job.assistantId);
@@ -219,8 +221,8 @@ export class RunRunner {
   }
 
   private handOffOutcome(job: RunJobData, reason: RunHandoff): RunOutcome {
-    this.deps.logger.warn({ run_id: job.runId, why: reason.why }, reason.why === 'drain' ? 'run handed back to continue on another worker' : 'run taken over by another worker; stopped here');
-    return reason.why === 'drain' ? 'handed_back' : 'lost';
+    this.deps.logger.warn({ run_id: job.runId, why: reason.why }, reason.why === 'drain' || reason.why === 'redis_unavailable' ? 'run handed back to the queue to continue from its ledger' : 'run taken over by another worker; stopped here');
+    return reason.why === 'drain' || reason.why === 'redis_unavailable' ? 'handed_back' : 'lost';
   }
 
   /** The run's HITL handler, counting the approvals it waits for (a draining worker hands those runs back). */

@@ -25,7 +25,7 @@ const DEFER_MS = 200;
  * a dead worker's run continues at most one job lock plus this long after its last renewal.
  */
 export function stalledCheckInterval(jobLockMs: number): number {
-  return Math.max(100, Math.min(1_000, Math.floor(jobLockMs / 4)));
+  return Math.max(100, Math.min(500, Math.floor(jobLockMs / 6)));
 }
 
 /**
@@ -87,7 +87,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');
   }
 
-  private async process(job: Job<RunJobData>, token?: string): Promise<void> {
+  private async process(job: Job<RunJobData>, token?: string): Promise<'ended' | 'lost'> {
     const outcome = await this.runner.run(job.data);
     if (outcome === 'deferred') {
       await job.moveToDelayed(Date.now() + DEFER_MS, token);
@@ -98,6 +98,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
       await job.moveToWait(token);
       throw new WaitingError();
     }
+    return outcome === 'lost' ? 'lost' : 'ended';
   }
 
   /**

@@ -129,12 +129,12 @@ export class WorkerConfig {
 
   /**
    * Milliseconds a run's job lock lasts unrenewed (renewed every half of it): after a worker
-   * dies, its runs continue on another worker within this plus one stalled check (a quarter of
-   * it, at most 1 s). A worker whose event loop stalls longer loses its runs to another worker,
-   * which fences it off.
+   * dies, its runs continue on another worker within this plus one stalled check (a sixth of
+   * it, at most 0.5 s). A worker whose event loop stalls longer loses its runs to another
+   * worker, which fences it off.
    */
   @Env('DATAAGENT_JOB_LOCK_MS', 'int') @IsInt() @Min(500)
-  jobLockMs = 4_000;
+  jobLockMs = 3_000;
 
   /** Seconds a stopping worker (SIGTERM) lets its runs finish before handing them back to the queue. */
   @Env('DATAAGENT_DRAIN_SECONDS', 'number') @IsNumber() @Min(0)

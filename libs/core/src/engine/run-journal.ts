@@ -34,10 +34,11 @@ export interface RunJournal {
 
 /**
  * The abort reason of a run that stops on this worker without ending: it continues elsewhere
- * (drain, a lost job lock, another worker now owns it). No `done`, no cancelled approval.
+ * (drain, Redis out of reach, a lost job lock, another worker now owns it). No `done`, no
+ * cancelled approval.
  */
 export class RunHandoff extends Error {
-  constructor(readonly why: 'drain' | 'lock_lost' | 'fenced') {
+  constructor(readonly why: 'drain' | 'redis_unavailable' | 'lock_lost' | 'fenced') {
     super(`run handed off: ${why}`);
     this.name = 'RunHandoff';
   }
