@@ -181,4 +181,46 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
   it('while waiting on approval: decisions made with no worker, and after, each run the tool once', async () => {
     await killUnderLoad('hitl');
   });
+
+  it('a worker frozen past its lock (SIGSTOP) and woken after another took its runs over stops at its next write', async () => {
+    const effects = await EffectServer.start();
+    const system = await TestSystem.start({ workers: 0, env: { DATAAGENT_JOB_LOCK_MS: '1000', DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`, DATAAGENT_HITL_TOOLS: 'none' } });
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      // A POST, then a 40-word answer at 100 ms a word.
+      system.llm.setScript((req) => {
+        const k = /effect (\d+)/.exec(lastUserText(req))?.[1] ?? '?';
+        if (req.body.messages?.at(-1)?.role !== 'tool') {
+          return [{ toolCall: { id: `call-${k}`, name: 'http_request', arguments: { method: 'POST', url: `http://127.0.0.1:${effects.port}/effect`, body: { run: k } } } }];
+        }
+        return [{ chunkIntervalMs: 100 }, ...Array.from({ length: 40 }, (_, i) => ({ text: `r${k}w${i} ` }))];
+      });
+      const frozen = await system.addWorker({ DATAAGENT_WORKER_ID: 'frozen' });
+      const runs = [];
+      for (let i = 0; i < 10; i++) runs.push(await sendChat(socket, { message: `effect ${i}` }));
+      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).filter((e) => e.event_type === 'text').length >= 3), 30_000);
+      frozen.proc.kill('SIGSTOP');
+      await system.addWorker({ DATAAGENT_WORKER_ID: 'rescuer' });
+      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.error_code === 'worker_lost')), 30_000);
+      // Woken with its model streams still buffered and its locks gone: it must not write again.
+      frozen.proc.kill('SIGCONT');
+      await Promise.all(runs.map((r) => events.done(r.run_id, 60_000)));
+      await waitUntil(() => frozen.output.filter((line) => line.includes('stopped here')).length === runs.length, 30_000);
+
+      for (const [i, r] of runs.entries()) {
+        const run = events.ofRun(r.run_id);
+        assertWellFormedRun(run);
+        expect(run.filter((e) => e.event_type === 'error').map((e) => e.error_code)).toEqual(['worker_lost']);
+        const shown = continuedView(run).filter((e) => e.event_type === 'text').map((e) => e.content).join('');
+        expect(shown).toBe(Array.from({ length: 40 }, (_, w) => `r${i}w${w} `).join(''));
+        expect(effects.received.get(String(i))).toBe(1);
+      }
+      expect(frozen.proc.exitCode).toBeNull();
+    } finally {
+      socket.disconnect();
+      await system.stop();
+      await effects.stop();
+    }
+  });
 });
