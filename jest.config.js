@@ -13,14 +13,9 @@ export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
-  moduleNameMapper: {
-    '^#core/(.*)\\.js$': '<rootDir>/libs/core/src/$1',
-    '^#llm/(.*)\\.js$': '<rootDir>/libs/llm/src/$1',
-    '^#transport/(.*)\\.js$': '<rootDir>/libs/transport/src/$1',
-    '^#persistence/(.*)\\.js$': '<rootDir>/libs/persistence/src/$1',
-    '^#test/(.*)\\.js$': '<rootDir>/test/$1',
-    '^(\\.{1,2}/.*)\\.js$': '$1',
-  },
+  // The libs' `#…` imports resolve through package.json "imports": its `source` condition points at the sources.
+  testEnvironmentOptions: { customExportConditions: ['source', 'node', 'node-addons'] },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',

@@ -197,7 +197,7 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
         return [{ chunkIntervalMs: 100 }, ...Array.from({ length: 40 }, (_, i) => ({ text: `r${k}w${i} ` }))];
       });
       const frozen = await system.addWorker({ DATAAGENT_WORKER_ID: 'frozen' });
-      const runs = [];
+      const runs: Array<{ session_id: string; run_id: string }> = [];
       for (let i = 0; i < 10; i++) runs.push(await sendChat(socket, { message: `effect ${i}` }));
       await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).filter((e) => e.event_type === 'text').length >= 3), 30_000);
       frozen.proc.kill('SIGSTOP');

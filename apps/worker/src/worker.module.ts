@@ -8,7 +8,7 @@ import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLedger } from '#transport/run-ledger.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
-import { memoryForCaller } from '#core/memory/agent-memory-middleware.js';
+import { memoryToolProvider } from '#core/memory/agent-memory-middleware.js';
 import { FileMemoryStore } from '#core/memory/memory-store.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
@@ -76,10 +76,7 @@ export class WorkerModule implements OnApplicationShutdown {
               workerId: settings.worker.workerId!,
               historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
-              perRun: (caller, base) => {
-                const { middleware, tool } = memoryForCaller(memory, caller, base.id);
-                return { middleware: [...base.middleware, middleware], tools: [...base.tools, tool] };
-              },
+              toolProviders: [memoryToolProvider(memory)],
               logger,
             });
           },

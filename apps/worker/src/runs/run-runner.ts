@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionEvent } from '#core/events/execution-event.js';
-import type { AgentConfig } from '#core/engine/agent-config.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
 import { isHandoff, RunHandoff, type RunJournal } from '#core/engine/run-journal.js';
+import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engine/run-tools.js';
 import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/session/caller.js';
@@ -26,8 +26,8 @@ export interface RunRunnerDeps {
   workerId: string;
   /** Builds the HITL handler for one run's caller; absent: everything is approved. */
   hitlFor?: (caller: Caller) => HitlHandler;
-  /** Per-run additions to the assistant (the caller's memory), given its base config. */
-  perRun?: (caller: Caller, base: AgentConfig) => Partial<AgentConfig>;
+  /** Equip each run with more tools and middleware (memory, MCP servers); released when it ends. */
+  toolProviders?: RunToolProvider[];
   /** Writes kept for a database that cannot be reached. */
   pendingWrites: PendingWrites;
   /** UTF-8 bytes of earlier conversation a run gets (DATAAGENT_HISTORY_MAX_BYTES). */
@@ -111,6 +111,7 @@ export class RunRunner {
     let sealed = false;
     let lastSeq = 0;
     let epoch = 0;
+    let equipped: RunTools | undefined;
 
     // Redis out of reach (past the command timeout) or another owner: the run stops here and
     // continues elsewhere (or here, later) from its ledger, instead of failing.
@@ -167,8 +168,9 @@ export class RunRunner {
       };
       const base = agents.get(job.assistantId);
       const hitl = this.deps.hitlFor?.(caller);
+      equipped = await provideRunTools(this.deps.toolProviders ?? [], { caller, runId: job.runId, sessionId: job.sessionId, assistantId: job.assistantId, signal: controller.signal });
       const executor = agents.create(job.assistantId, {
-        ...(base && this.deps.perRun ? this.deps.perRun(caller, base) : {}),
+        ...(base ? { tools: [...base.tools, ...equipped.tools], middleware: [...base.middleware, ...equipped.middleware] } : {}),
         ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
       });
       const events = executor.execute(job.message, job.sessionId, {
@@ -207,6 +209,7 @@ export class RunRunner {
       await publish(new DoneEvent(envelope, false)).catch(() => undefined);
     } finally {
       this.active.delete(job.runId);
+      await equipped?.release().catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not release the run's tools"));
       await archiver.flushRun(job.runId);
       if (!handedOff()) await this.purgeIfSessionDeleted(job);
     }

@@ -2,6 +2,7 @@ import type { AgentMiddleware, ModelCallState } from '../engine/agent-middleware
 import type { Caller } from '../session/caller.js';
 import type { Tool, ToolResult } from '../tools/tool.js';
 import { MemoryNoteError, type FileMemoryStore, type MemoryNote } from './memory-store.js';
+import type { RunToolProvider } from '../engine/run-tools.js';
 
 export const REMEMBER_TOOL = 'remember';
 
@@ -99,5 +100,13 @@ export function memoryForCaller(
   return {
     middleware: new AgentMemoryMiddleware(store, { caller, assistantId, ...options }),
     tool: createRememberTool(store, assistantId),
+  };
+}
+
+/** Long-term memory as a per-run provider: the caller's notes in the prompt and the `remember` tool. */
+export function memoryToolProvider(store: FileMemoryStore, options: { recallLimit?: number } = {}): RunToolProvider {
+  return async ({ caller, assistantId }) => {
+    const { middleware, tool } = memoryForCaller(store, caller, assistantId, options);
+    return { tools: [tool], middleware: [middleware], release: async () => {} };
   };
 }

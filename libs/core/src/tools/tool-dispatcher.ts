@@ -26,6 +26,14 @@ function compileSchema(schema: Record<string, unknown>): ValidateFunction {
   return validate;
 }
 
+/** Two tools with one name in one run: a configuration error, never a silent override. */
+export class DuplicateToolError extends Error {
+  constructor(readonly toolName: string) {
+    super(`Two tools are named "${toolName}"; tool names must be unique`);
+    this.name = 'DuplicateToolError';
+  }
+}
+
 /**
  * Routes every tool call to the tool that serves it, with argument validation against
  * the tool's JSON Schema and a per-tool timeout. Failures come back as results for the
@@ -38,7 +46,9 @@ export class ToolDispatcher {
     for (const tool of tools) this.register(tool);
   }
 
+  /** @throws DuplicateToolError when a tool of that name is registered already: one never silently replaces another. */
   register(tool: Tool): void {
+    if (this.tools.has(tool.name)) throw new DuplicateToolError(tool.name);
     this.tools.set(tool.name, { tool, validate: compileSchema(tool.parameters) });
   }
 
