@@ -13,8 +13,8 @@ export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
-  // The libs' `#…` imports resolve through package.json "imports": its `source` condition points at the sources.
-  testEnvironmentOptions: { customExportConditions: ['source', 'node', 'node-addons'] },
+  // The libs' `#…` imports resolve through package.json "imports": its `dataagent-source` condition points at the sources.
+  testEnvironmentOptions: { customExportConditions: ['dataagent-source', 'node', 'node-addons'] },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.mjs',

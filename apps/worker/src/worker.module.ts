@@ -1,6 +1,7 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createRedis } from '#transport/redis-connection.js';
@@ -13,7 +14,8 @@ import { FileMemoryStore } from '#core/memory/memory-store.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
-import { LOGGER, REDIS, SETTINGS, STORE } from './infra/tokens.js';
+import { LOGGER, MCP, REDIS, SETTINGS, STORE } from './infra/tokens.js';
+import { createMcpRuntime, type McpRuntime } from './mcp/mcp-runtime.js';
 import type { WorkerSettings } from './infra/worker-config.js';
 import { EventArchiver } from './runs/event-archiver.js';
 import { PendingWrites } from './runs/pending-writes.js';
@@ -62,9 +64,24 @@ export class WorkerModule implements OnApplicationShutdown {
         // As long as an unfinished run's log (RunEventLog's active retention).
         { provide: RunLedger, inject: [REDIS], useFactory: (redis: Redis) => new RunLedger(redis, 24 * 3600) },
         {
+          provide: MCP,
+          inject: [REDIS, STORE],
+          useFactory: (redis: Redis, store: ConversationStore) =>
+            createMcpRuntime(settings.mcp, settings.tools.outboundAllowlist, redis, (store as Partial<{ mcpServers: McpServerStore }>).mcpServers, settings.worker.workerId!, logger),
+        },
+        {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites],
-          useFactory: async (store: ConversationStore, log: RunEventLog, ledger: RunLedger, archiver: EventArchiver, requests: HitlRequests, waiters: DecisionWaiters, pendingWrites: PendingWrites) => {
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP],
+          useFactory: async (
+            store: ConversationStore,
+            log: RunEventLog,
+            ledger: RunLedger,
+            archiver: EventArchiver,
+            requests: HitlRequests,
+            waiters: DecisionWaiters,
+            pendingWrites: PendingWrites,
+            mcp: McpRuntime,
+          ) => {
             const memory = new FileMemoryStore(settings.storage.storageRoot, { retentionDays: settings.storage.memoryRetentionDays });
             return new RunRunner({
               store,
@@ -76,7 +93,7 @@ export class WorkerModule implements OnApplicationShutdown {
               workerId: settings.worker.workerId!,
               historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
-              toolProviders: [memoryToolProvider(memory)],
+              toolProviders: [memoryToolProvider(memory), mcp.provider],
               logger,
             });
           },

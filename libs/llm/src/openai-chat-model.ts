@@ -7,6 +7,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage, ChatModel, ModelChunk, ModelRequest, ToolCallRequest, ToolSpec } from '#core/llm/chat-model.js';
+import { wireToolName } from '#core/tools/tool-names.js';
 
 /** Sent as the bearer token to servers that need none (Ollama, vLLM, llama.cpp, LM Studio). */
 export const PLACEHOLDER_API_KEY = 'not-needed';
@@ -100,6 +101,8 @@ export class OpenAIChatModel implements ChatModel {
     }, this.timeoutMs).unref();
     try {
       const params: ChatCompletionCreateParamsStreaming = { model: this.model, messages: toWireMessages(messages), stream: true };
+      // Names with dots (MCP's `server.tool`) go out in a spelling the API accepts and come back as they were.
+      const byWireName = new Map(tools.map((tool) => [wireToolName(tool.name), tool.name]));
       if (tools.length > 0) params.tools = tools.map(toWireTool);
       let completion: AsyncIterable<ChatCompletionChunk>;
       try {
@@ -127,7 +130,7 @@ export class OpenAIChatModel implements ChatModel {
       }
       // Aborted mid-stream, the SDK ends its iterator quietly instead of throwing.
       if (signal.aborted || expired) throw this.failure(undefined, signal, expired ? stage : undefined);
-      if (calls.size > 0) yield { type: 'tool_calls', calls: calls.complete() };
+      if (calls.size > 0) yield { type: 'tool_calls', calls: calls.complete().map((call) => ({ ...call, name: byWireName.get(call.name) ?? call.name })) };
       yield { type: 'finish', reason: finishReason ?? 'stop' };
     } finally {
       clearTimeout(silence);
@@ -263,7 +266,7 @@ export function toWireMessages(messages: ChatMessage[]): ChatCompletionMessagePa
         tool_calls: calls.map((call) => ({
           id: call.id,
           type: 'function' as const,
-          function: { name: call.name, arguments: wireArguments(call.arguments) },
+          function: { name: wireToolName(call.name), arguments: wireArguments(call.arguments) },
         })),
       });
       for (const call of calls) pending.set(call.id, call.name);
@@ -284,7 +287,7 @@ function wireArguments(args: Record<string, unknown>): string {
 
 function toWireTool(tool: ToolSpec): ChatCompletionTool {
   const parameters = Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} };
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
+  return { type: 'function', function: { name: wireToolName(tool.name), description: tool.description, parameters } };
 }
 
 /** "fetch failed (ECONNREFUSED)": the message and the low-level cause's code, whatever realm made them. */

@@ -18,4 +18,13 @@ export const redisKeys = {
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,
   sessionApproveAll: (sessionId: string) => `da:session:{${sessionId}}:approve-all`,
+  /**
+   * A user's MCP server statuses, as workers last saw them: a hash of server name → JSON
+   * {status, last_error, tool_count, last_check, worker_id}, expiring unless refreshed.
+   */
+  mcpStatus: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:status`,
+  /** Raised on every change to a user's MCP servers: workers reload them when it moves. */
+  mcpConfigVersion: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:version`,
+  /** Events for all of one user's sockets, on every gateway: JSON {tenant_id, user_id, event}. */
+  userEventsChannel: 'da:user-events',
 } as const;

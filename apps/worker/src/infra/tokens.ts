@@ -2,3 +2,4 @@ export const SETTINGS = Symbol('worker-settings');
 export const LOGGER = Symbol('logger');
 export const REDIS = Symbol('redis');
 export const STORE = Symbol('conversation-store');
+export const MCP = Symbol('mcp-runtime');

@@ -1,5 +1,6 @@
 import { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, StorageConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
+import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
 export interface WorkerSettings {
@@ -9,12 +10,13 @@ export interface WorkerSettings {
   llm: LlmConfig;
   tools: ToolsConfig;
   storage: StorageConfig;
+  mcp: McpRuntimeConfig;
   sessionStore: 'mysql' | 'memory';
 }
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
   const loaded = loadConfigs(
-    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, server: ServerConfig },
+    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, server: ServerConfig },
     env,
     argv,
   );

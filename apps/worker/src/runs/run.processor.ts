@@ -10,7 +10,8 @@ import { RunLedger } from '#transport/run-ledger.js';
 import { createRunConsumer, RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
-import { LOGGER, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import { LOGGER, MCP, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import type { McpRuntime } from '../mcp/mcp-runtime.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { EventArchiver } from './event-archiver.js';
 import { PendingWrites } from './pending-writes.js';
@@ -51,6 +52,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly log: RunEventLog,
     private readonly ledger: RunLedger,
+    @Inject(MCP) private readonly mcp: McpRuntime,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -118,6 +120,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     }, drainMs);
     await closing;
     clearTimeout(deadline);
+    // No run holds a connection now: every MCP server's session and process goes.
+    await this.mcp.close().catch((err: unknown) => this.logger.warn({ err }, 'closing MCP connections failed'));
     await this.reaperQueue?.close().catch(() => undefined);
     await this.archiver.close();
     const lost = await this.pendingWrites.close();

@@ -208,9 +208,11 @@ export class AgentExecutor {
   }
 
   /** Runs one tool call and adds its message; returns 'stop' when the run must end. */
-  private async *runTool(call: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext, add: AddMessage): AsyncGenerator<ExecutionEvent, 'done' | 'stop'> {
+  private async *runTool(requested: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext, add: AddMessage): AsyncGenerator<ExecutionEvent, 'done' | 'stop'> {
+    const tool = this.dispatcher.get(requested.name);
+    // Events and the history name a tool as it is called (`server.tool`), whichever spelling the model used.
+    const call = tool && tool.name !== requested.name ? { ...requested, name: tool.name } : requested;
     yield new ToolCallEvent(envelope, call.name, call.arguments, call.id);
-    const tool = this.dispatcher.get(call.name);
     const { hitl, approvalPolicy } = this.config;
     const hash = argsHash(call.arguments);
     const sensitive = !!tool && (tool.sensitive === true || tool.requiresApproval?.(call.arguments) === true);
@@ -244,7 +246,7 @@ export class AgentExecutor {
     // A call with side effects is recorded before it runs; one an earlier attempt started and
     // never finished is not run blindly again.
     const once = tool && context.journal && !isReadOnlyCall(tool, call.arguments) ? await context.journal.intend(call, hash) : 'new';
-    const result = once === 'interrupted' && !tool?.idempotent ? interruptedResult(call.name) : ((await this.callTool(call, ctx)) as ToolResult & { status?: ToolResultStatus });
+    const result = once === 'interrupted' && !tool?.idempotent ? interruptedResult(call.name) : ((await this.callTool(call, ctx)) as Omit<ToolResult, 'status'> & { status?: ToolResultStatus });
     if (context.signal.aborted) {
       yield* extra;
       yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');
@@ -265,7 +267,7 @@ type Outcome = { cancelled: boolean; reason?: string };
 type Tally = { iterations: number; toolCalls: number };
 type AddMessage = (message: ChatMessage, step?: Omit<JournalStep, 'message'>) => Promise<void>;
 
-function interruptedResult(name: string): ToolResult & { status: ToolResultStatus } {
+function interruptedResult(name: string): Omit<ToolResult, 'status'> & { status: ToolResultStatus } {
   return {
     success: false,
     output: null,

@@ -11,4 +11,11 @@ describe('ToolDispatcher', () => {
     const ctx = { caller: { tenantId: 't', userId: 'u', role: 'user' as const }, sessionId: 's', runId: 'r', toolCallId: 'c', signal: new AbortController().signal, emit: () => {} };
     expect(await dispatcher.dispatch({ id: 'c', name: 'lookup', arguments: {} }, ctx)).toMatchObject({ success: true, output: 'first' });
   });
+
+  it('finds a tool named server.tool by its wire spelling server__tool too', async () => {
+    const dispatcher = new ToolDispatcher([tool('files.read', 'read')]);
+    expect(dispatcher.get('files__read')?.name).toBe('files.read');
+    const ctx = { caller: { tenantId: 't', userId: 'u', role: 'user' as const }, sessionId: 's', runId: 'r', toolCallId: 'c', signal: new AbortController().signal, emit: () => {} };
+    expect(await dispatcher.dispatch({ id: 'c', name: 'files__read', arguments: {} }, ctx)).toMatchObject({ success: true, output: 'read' });
+  });
 });

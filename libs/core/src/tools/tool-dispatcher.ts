@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
 import type { Tool, ToolContext, ToolResult } from './tool.js';
+import { wireToolName } from './tool-names.js';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
@@ -41,6 +42,8 @@ export class DuplicateToolError extends Error {
  */
 export class ToolDispatcher {
   private readonly tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
+  /** Wire spellings (`server__tool`) of names an API would not take (`server.tool`). */
+  private readonly aliases = new Map<string, string>();
 
   constructor(tools: Iterable<Tool> = [], private readonly defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS) {
     for (const tool of tools) this.register(tool);
@@ -50,18 +53,25 @@ export class ToolDispatcher {
   register(tool: Tool): void {
     if (this.tools.has(tool.name)) throw new DuplicateToolError(tool.name);
     this.tools.set(tool.name, { tool, validate: compileSchema(tool.parameters) });
+    const wire = wireToolName(tool.name);
+    if (wire !== tool.name) this.aliases.set(wire, tool.name);
   }
 
+  /** The tool a call names, by its name or its wire spelling (text calls may use either). */
   get(name: string): Tool | undefined {
-    return this.tools.get(name)?.tool;
+    return this.entry(name)?.tool;
+  }
+
+  private entry(name: string) {
+    return this.tools.get(name) ?? this.tools.get(this.aliases.get(name) ?? '');
   }
 
   specs(): ToolSpec[] {
     return [...this.tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
   }
 
-  async dispatch(call: ToolCallRequest, ctx: ToolContext): Promise<ToolResult & { status: 'success' | 'error' | 'timeout' | 'cancelled' }> {
-    const entry = this.tools.get(call.name);
+  async dispatch(call: ToolCallRequest, ctx: ToolContext): Promise<Omit<ToolResult, 'status'> & { status: 'success' | 'error' | 'timeout' | 'cancelled' }> {
+    const entry = this.entry(call.name);
     if (!entry) return { success: false, output: null, error: `Tool not found: ${call.name}`, status: 'error' };
     const args = decodeStructuredStrings(call.arguments, entry.tool.parameters);
     if (!entry.validate(args)) {
@@ -84,7 +94,7 @@ export class ToolDispatcher {
         return { success: false, output: null, error: `Tool ${call.name} timed out after ${timeoutMs} ms`, status: 'timeout' };
       }
       if (outcome === 'cancelled') return { success: false, output: null, error: 'Cancelled', status: 'cancelled' };
-      return { ...outcome, status: outcome.success ? 'success' : 'error' };
+      return { ...outcome, status: outcome.success ? 'success' : (outcome.status ?? 'error') };
     } catch (err) {
       return { success: false, output: null, error: err instanceof Error ? err.message : String(err), status: 'error' };
     } finally {

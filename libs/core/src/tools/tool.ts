@@ -18,6 +18,8 @@ export interface ToolResult {
   /** What goes back to the model as the tool message content. */
   output: unknown;
   error?: string;
+  /** The outcome's kind when success/error does not say it all (a tool that enforces its own timeout says `timeout`). */
+  status?: 'success' | 'error' | 'timeout' | 'cancelled';
 }
 
 export interface Tool {

@@ -1,0 +1,33 @@
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { Env } from './env.js';
+
+/** Worker: MCP servers and the per-user connection pools. */
+export class McpRuntimeConfig {
+  /** The operator's global servers: a JSON file, `{"servers": [...]}` or `{"mcpServers": {...}}`. */
+  @Env('DATAAGENT_MCP_CONFIG') @IsOptional() @IsString()
+  configFile?: string;
+
+  /** Connections one user may hold on one worker (and servers one user may register). */
+  @Env('DATAAGENT_MCP_MAX_SERVERS_PER_USER', 'int') @IsInt() @Min(1) @Max(100)
+  maxServersPerUser = 5;
+
+  /** Connections one worker holds in all; at the cap the least recently used idle one closes. */
+  @Env('DATAAGENT_MCP_MAX_CONNECTIONS', 'int') @IsInt() @Min(1) @Max(100_000)
+  maxConnections = 1_000;
+
+  /** Seconds a connection and handshake may take. */
+  @Env('DATAAGENT_MCP_CONNECT_TIMEOUT', 'int') @IsInt() @Min(1) @Max(600)
+  connectTimeoutSeconds = 30;
+
+  /** Seconds an unused connection stays open. */
+  @Env('DATAAGENT_MCP_IDLE_SECONDS', 'int') @IsInt() @Min(1)
+  idleSeconds = 300;
+
+  /** Milliseconds a tool call may take when its server sets no timeout_ms (progress extends it, up to ten times). */
+  @Env('DATAAGENT_MCP_CALL_TIMEOUT_MS', 'int') @IsInt() @Min(100) @Max(600_000)
+  callTimeoutMs = 60_000;
+
+  /** Seconds between health pings of a connected server. */
+  @Env('DATAAGENT_MCP_PING_INTERVAL', 'int') @IsInt() @Min(1)
+  pingIntervalSeconds = 30;
+}

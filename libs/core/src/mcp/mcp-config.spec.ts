@@ -1,0 +1,49 @@
+import { isStdioCommandAllowed, maskSecrets, parseMcpConfigFile, parseMcpServer } from './mcp-config.js';
+
+describe('MCP server configuration', () => {
+  it("reads the seed's servers list and the mcpServers map of other MCP clients alike", () => {
+    const seed = parseMcpConfigFile(JSON.stringify({ servers: [{ name: 'files', command: 'npx', args: ['-y', 'server-files'], env: { ROOT: '/data' }, disabled: true, trigger_keywords: ['file'] }] }));
+    const claude = parseMcpConfigFile(JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['-y', 'server-files'], env: { ROOT: '/data' }, disabled: true, triggerKeywords: ['file'] } } }));
+    const expected = [{ name: 'files', transport: 'stdio', command: 'npx', args: ['-y', 'server-files'], env: { ROOT: '/data' }, disabled: true, triggerKeywords: ['file'] }];
+    expect(seed).toEqual({ servers: expected, errors: [] });
+    expect(claude).toEqual({ servers: expected, errors: [] });
+  });
+
+  it('infers the transport from a command or a URL, and takes the spellings other clients use', () => {
+    const servers = parseMcpConfigFile(
+      JSON.stringify({ mcpServers: { a: { url: 'https://x.example/sse' }, b: { url: 'https://x.example/mcp' }, c: { type: 'http', url: 'https://x.example/' }, d: { transport: 'streamableHttp', url: 'http://x.example/' } } }),
+    ).servers;
+    expect(servers.map((s) => [s.name, s.transport])).toEqual([
+      ['a', 'sse'],
+      ['b', 'streamable-http'],
+      ['c', 'streamable-http'],
+      ['d', 'streamable-http'],
+    ]);
+  });
+
+  it('names each bad field', () => {
+    const fields = (raw: unknown) => parseMcpServer(raw).errors.map((e) => e.field);
+    expect(fields({ name: 'has.dot', command: 'x' })).toEqual(['name']);
+    expect(fields({ name: 'a__b', command: 'x' })).toEqual(['name']);
+    expect(fields({ name: 'ok', transport: 'stdio' })).toEqual(['command']);
+    expect(fields({ name: 'ok', url: 'ftp://x.example/' })).toEqual(['url']);
+    expect(fields({ name: 'ok', transport: 'carrier-pigeon', url: 'https://x.example/' })).toEqual(['transport']);
+    expect(fields({ name: 'ok', command: 'x', env: { A: 1 }, timeout_ms: 5, trigger_keywords: [''] })).toEqual(['env.A', 'timeout_ms', 'trigger_keywords']);
+    expect(fields({ name: 'ok' })).toEqual(['transport']);
+    expect(parseMcpConfigFile('{"servers": [{"name": "ok", "command": "x"}, {"name": "ok", "command": "y"}, {"command": 3}]}').errors.map((e) => e.field)).toEqual([
+      'servers[1].name',
+      'servers[2].name',
+      'servers[2].command',
+    ]);
+    expect(parseMcpConfigFile('not json').errors[0]!.field).toBe('(file)');
+    expect(parseMcpConfigFile('{"tools": []}').errors[0]!.message).toContain('mcpServers');
+  });
+
+  it('masks secret values and allowlists stdio commands exactly or by prefix', () => {
+    expect(maskSecrets({ name: 'a', transport: 'streamable-http', url: 'https://x.example/', headers: { Authorization: 'Bearer s3cret' } }).headers).toEqual({ Authorization: '***' });
+    expect(isStdioCommandAllowed('/opt/mcp/bin/files', ['/opt/mcp/bin/*'])).toBe(true);
+    expect(isStdioCommandAllowed('uvx', ['uvx'])).toBe(true);
+    expect(isStdioCommandAllowed('uvx2', ['uvx'])).toBe(false);
+    expect(isStdioCommandAllowed('bash', [])).toBe(false);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * MCP server configuration: the operator's file (DATAAGENT_MCP_CONFIG) in either shape, and a
+ * user's servers from the API, validated into one form with an error per bad field.
+ *
+ * Accepted shapes of the file:
+ * - the seed's `{"servers": [{"name", "command", "args", "env", "disabled", ...}]}`;
+ * - the `{"mcpServers": {"name": {...}}}` map of Claude Desktop, Cursor and other MCP clients.
+ */
+
+export type McpTransport = 'stdio' | 'sse' | 'streamable-http';
+
+export interface McpServerConfig {
+  /** Letters, digits, `-` and `_` (no `__`): tools are named `name.tool`. */
+  name: string;
+  transport: McpTransport;
+  /** stdio: the command run on the worker, its arguments, extra environment and folder. */
+  command?: string;
+  args?: string[];
+  /** Secret values: stored encrypted, never returned, logged or put in events. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** sse and streamable-http: the server's http(s) URL and extra headers (secret values). */
+  url?: string;
+  headers?: Record<string, string>;
+  /** Per tool call; the worker's default applies when absent. */
+  timeoutMs?: number;
+  disabled?: boolean;
+  /** Shown to the model for the server's tools; defaults to the name. */
+  description?: string;
+  /** Words in a user's message that point at this server (intent recognition). */
+  triggerKeywords?: string[];
+}
+
+export interface FieldError {
+  /** The field as the client sent it (`url`, `env.API_KEY`, `servers[2].command`). */
+  field: string;
+  message: string;
+}
+
+export const MCP_NAME_PATTERN = /^(?!.*__)[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
+export const MCP_TIMEOUT_RANGE = { min: 100, max: 600_000 } as const;
+const MAX_ARGS = 100;
+const MAX_MAP_ENTRIES = 100;
+const MAX_KEYWORDS = 50;
+const MAX_TEXT = 2_000;
+
+const TRANSPORT_ALIASES: Record<string, McpTransport> = {
+  stdio: 'stdio',
+  sse: 'sse',
+  'streamable-http': 'streamable-http',
+  streamablehttp: 'streamable-http',
+  streamable_http: 'streamable-http',
+  http: 'streamable-http',
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Validates one server (the API's body, or one entry of the file). `name` is taken from the
+ * entry, or from `nameFromKey` (the `mcpServers` map's key). Unknown fields are ignored, so a
+ * file written for another MCP client loads.
+ */
+export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = ''): { server?: McpServerConfig; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const fail = (field: string, message: string) => errors.push({ field: `${prefix}${field}`, message });
+  if (!isRecord(raw)) return { errors: [{ field: prefix.replace(/\.$/, '') || 'body', message: 'must be an object' }] };
+
+  const name = raw.name ?? nameFromKey;
+  if (typeof name !== 'string' || !MCP_NAME_PATTERN.test(name)) {
+    fail('name', 'must be 1 to 48 letters, digits, "-" or "_", starting with a letter or digit, without "__" (tools are named name.tool)');
+  }
+
+  const declared = raw.transport ?? raw.type;
+  let transport: McpTransport | undefined;
+  if (declared !== undefined) {
+    transport = typeof declared === 'string' ? TRANSPORT_ALIASES[declared.toLowerCase()] : undefined;
+    if (!transport) fail(raw.transport !== undefined ? 'transport' : 'type', 'must be stdio, sse or streamable-http');
+  } else if (raw.command !== undefined) {
+    transport = 'stdio';
+  } else if (typeof raw.url === 'string') {
+    transport = /\/sse\/?$/.test(safePath(raw.url)) ? 'sse' : 'streamable-http';
+  } else {
+    fail('transport', 'give a command (stdio) or a url (sse, streamable-http)');
+  }
+
+  const server: Partial<McpServerConfig> = { name: name as string, transport };
+  if (transport === 'stdio') {
+    if (typeof raw.command !== 'string' || raw.command.trim() === '') fail('command', 'is required for stdio and must be a non-empty string');
+    else server.command = raw.command;
+    if (raw.args !== undefined) {
+      if (!Array.isArray(raw.args) || raw.args.length > MAX_ARGS || !raw.args.every((a) => typeof a === 'string')) fail('args', `must be a list of at most ${MAX_ARGS} strings`);
+      else server.args = raw.args as string[];
+    }
+    const env = stringMap(raw.env, 'env', fail);
+    if (env) server.env = env;
+    if (raw.cwd !== undefined) {
+      if (typeof raw.cwd !== 'string' || raw.cwd === '') fail('cwd', 'must be a non-empty string');
+      else server.cwd = raw.cwd;
+    }
+    if (raw.url !== undefined) fail('url', 'is not used by a stdio server');
+  } else if (transport) {
+    if (typeof raw.url !== 'string') fail('url', `is required for ${transport}`);
+    else if (!isHttpUrl(raw.url)) fail('url', 'must be an absolute http:// or https:// URL');
+    else server.url = raw.url;
+    const headers = stringMap(raw.headers, 'headers', fail);
+    if (headers) server.headers = headers;
+    if (raw.command !== undefined) fail('command', `is not used by a ${transport} server`);
+  }
+
+  const timeout = raw.timeout_ms ?? raw.timeoutMs;
+  if (timeout !== undefined) {
+    if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < MCP_TIMEOUT_RANGE.min || timeout > MCP_TIMEOUT_RANGE.max) {
+      fail(raw.timeout_ms !== undefined ? 'timeout_ms' : 'timeoutMs', `must be a whole number of milliseconds from ${MCP_TIMEOUT_RANGE.min} to ${MCP_TIMEOUT_RANGE.max}`);
+    } else server.timeoutMs = timeout;
+  }
+  if (raw.disabled !== undefined) {
+    if (typeof raw.disabled !== 'boolean') fail('disabled', 'must be true or false');
+    else server.disabled = raw.disabled;
+  }
+  if (raw.description !== undefined) {
+    if (typeof raw.description !== 'string' || raw.description.length > MAX_TEXT) fail('description', `must be a string of at most ${MAX_TEXT} characters`);
+    else server.description = raw.description;
+  }
+  const keywords = raw.trigger_keywords ?? raw.triggerKeywords;
+  if (keywords !== undefined) {
+    if (!Array.isArray(keywords) || keywords.length > MAX_KEYWORDS || !keywords.every((k) => typeof k === 'string' && k.trim() !== '' && k.length <= 100)) {
+      fail(raw.trigger_keywords !== undefined ? 'trigger_keywords' : 'triggerKeywords', `must be a list of at most ${MAX_KEYWORDS} non-empty strings`);
+    } else server.triggerKeywords = keywords as string[];
+  }
+  return errors.length > 0 ? { errors } : { server: server as McpServerConfig, errors };
+}
+
+/**
+ * Parses the operator's config file text. Servers with errors are left out, each error named
+ * by its place in the file; duplicate names keep the first.
+ */
+export function parseMcpConfigFile(text: string): { servers: McpServerConfig[]; errors: FieldError[] } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    return { servers: [], errors: [{ field: '(file)', message: `not JSON: ${(err as Error).message}` }] };
+  }
+  const entries: Array<{ raw: unknown; key?: string; prefix: string }> = [];
+  if (isRecord(doc) && Array.isArray(doc.servers)) {
+    doc.servers.forEach((raw, i) => entries.push({ raw, prefix: `servers[${i}].` }));
+  } else if (isRecord(doc) && isRecord(doc.mcpServers)) {
+    for (const [key, raw] of Object.entries(doc.mcpServers)) entries.push({ raw, key, prefix: `mcpServers.${key}.` });
+  } else {
+    return { servers: [], errors: [{ field: '(file)', message: 'expected {"servers": [...]} or {"mcpServers": {...}}' }] };
+  }
+  const servers: McpServerConfig[] = [];
+  const errors: FieldError[] = [];
+  for (const { raw, key, prefix } of entries) {
+    const parsed = parseMcpServer(raw, key, prefix);
+    errors.push(...parsed.errors);
+    if (!parsed.server) continue;
+    if (servers.some((s) => s.name === parsed.server!.name)) errors.push({ field: `${prefix}name`, message: `"${parsed.server.name}" is defined twice; the first is kept` });
+    else servers.push(parsed.server);
+  }
+  return { servers, errors };
+}
+
+/** A server as the API returns it: secret values masked. */
+export function maskSecrets(server: McpServerConfig): McpServerConfig {
+  const mask = (map?: Record<string, string>) => (map ? Object.fromEntries(Object.keys(map).map((k) => [k, '***'])) : undefined);
+  return { ...server, ...(server.env ? { env: mask(server.env) } : {}), ...(server.headers ? { headers: mask(server.headers) } : {}) };
+}
+
+/**
+ * Whether a user may run this stdio command: only when the operator allowlisted it
+ * (DATAAGENT_MCP_STDIO_ALLOW: exact commands, or a `prefix*`).
+ */
+export function isStdioCommandAllowed(command: string, allowlist: readonly string[]): boolean {
+  return allowlist.some((entry) => (entry.endsWith('*') ? command.startsWith(entry.slice(0, -1)) : command === entry));
+}
+
+function stringMap(value: unknown, field: string, fail: (field: string, message: string) => void): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value) || Object.keys(value).length > MAX_MAP_ENTRIES) {
+    fail(field, `must be an object of at most ${MAX_MAP_ENTRIES} string values`);
+    return undefined;
+  }
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v !== 'string') fail(`${field}.${key}`, 'must be a string');
+  }
+  return value as Record<string, string>;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function safePath(text: string): string {
+  try {
+    return new URL(text).pathname;
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,282 @@
+import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type CallToolResult, CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { StdioGroupTransport } from './stdio-group-transport.js';
+
+export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error';
+
+/** One tool a server offers, as its tools/list described it. */
+export interface McpToolEntry {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+}
+
+export interface McpCatalog {
+  tools: McpToolEntry[];
+  /** A hash of the tools' names and schemas: changes when the server's tools do. */
+  version: string;
+  /** The list was cut (too many pages, tools or bytes, or an error midway). */
+  partial: boolean;
+}
+
+/** Bounds on a server's tools/list. */
+export interface ListLimits {
+  maxPages: number;
+  maxTools: number;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_LIST_LIMITS: ListLimits = { maxPages: 20, maxTools: 500, maxBytes: 2 * 1024 * 1024, timeoutMs: 15_000 };
+
+/** Why a server could not be reached, in words a person (or the model) can act on. */
+export class McpUnavailableError extends Error {
+  constructor(
+    readonly server: string,
+    readonly reason: string,
+    /** Whether trying again later may help (a timeout, a restart) or not (401, a bad command). */
+    readonly retryable: boolean,
+  ) {
+    super(`MCP server ${server} is unavailable: ${reason}`);
+    this.name = 'McpUnavailableError';
+  }
+}
+
+export interface McpConnectionOptions {
+  connectTimeoutMs: number;
+  /** Checks a remote server's URL before any traffic (the outbound address policy); returns why it is refused, or null. */
+  checkUrl?: (url: string) => Promise<string | null>;
+  listLimits?: ListLimits;
+  /** Called when the connection's status or catalog changes. */
+  onChange?: (connection: McpConnection) => void;
+}
+
+/**
+ * One live connection to one MCP server over stdio, SSE or streamable HTTP, on the SDK's
+ * Client: the handshake, the tool catalog (kept fresh on tools/list_changed), calls and pings.
+ * Closing it leaves nothing behind: an HTTP session is ended with DELETE, a stdio server's
+ * whole process group is killed.
+ */
+export class McpConnection {
+  status: McpStatus = 'disconnected';
+  lastError?: string;
+  lastCheck?: Date;
+  catalog: McpCatalog = { tools: [], version: '', partial: false };
+
+  private client?: Client;
+  private transport?: Transport;
+  private closing = false;
+
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly options: McpConnectionOptions,
+  ) {}
+
+  /**
+   * Connects, shakes hands and lists the tools.
+   * @throws McpUnavailableError when the server cannot be reached in time or refuses.
+   */
+  async connect(): Promise<void> {
+    this.closing = false;
+    this.setStatus('connecting');
+    if (this.config.url && this.options.checkUrl) {
+      const refused = await this.options.checkUrl(this.config.url);
+      if (refused) {
+        this.setStatus('error', `refused: ${refused}`);
+        throw new McpUnavailableError(this.config.name, `its URL is refused: ${refused}`, false);
+      }
+    }
+    const transport = this.createTransport();
+    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: {} });
+    client.onclose = () => {
+      if (this.client !== client) return;
+      if (!this.closing) this.setStatus('disconnected', this.lastError ?? 'the connection closed');
+    };
+    client.onerror = (err) => {
+      this.lastError = describe(err);
+    };
+    this.client = client;
+    this.transport = transport;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new McpUnavailableError(this.config.name, `no handshake within ${this.options.connectTimeoutMs} ms`, true)), this.options.connectTimeoutMs);
+    });
+    try {
+      await Promise.race([client.connect(transport, { timeout: this.options.connectTimeoutMs }), timeout]);
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        await this.refreshCatalog().catch((err: unknown) => (this.lastError = describe(err)));
+      });
+      await this.refreshCatalog();
+      this.lastCheck = new Date();
+      this.setStatus('connected');
+    } catch (err) {
+      const unavailable = err instanceof McpUnavailableError ? err : new McpUnavailableError(this.config.name, this.reasonFor(err), isRetryable(err));
+      await this.close().catch(() => undefined);
+      this.setStatus('error', unavailable.reason);
+      throw unavailable;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get connected(): boolean {
+    return this.status === 'connected';
+  }
+
+  /** The pid of a stdio server (its process group), for tests and leak checks. */
+  get pid(): number | undefined {
+    return this.transport instanceof StdioGroupTransport ? this.transport.pid : undefined;
+  }
+
+  /**
+   * Calls a tool. Cancelling `signal` cancels the request on the server (notifications/cancelled);
+   * progress notifications keep a long call alive up to `maxTotalMs`. A streamable HTTP server that
+   * lost the session (404) gets a new session and the call once more.
+   */
+  async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult> {
+    const attempt = async () => {
+      if (!this.client || !this.connected) throw new McpUnavailableError(this.config.name, this.lastError ?? 'not connected', true);
+      return (await this.client.callTool({ name, arguments: args }, CallToolResultSchema, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * 10,
+        onprogress: () => {},
+      })) as CallToolResult;
+    };
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof StreamableHTTPError && err.code === 404) || options.signal.aborted) throw err;
+      await this.close();
+      await this.connect();
+      return attempt();
+    }
+  }
+
+  /** Pings the server; false when it does not answer within `timeoutMs`. */
+  async ping(timeoutMs: number): Promise<boolean> {
+    if (!this.client || !this.connected) return false;
+    try {
+      await this.client.ping({ timeout: timeoutMs });
+      this.lastCheck = new Date();
+      return true;
+    } catch (err) {
+      this.lastError = describe(err);
+      this.lastCheck = new Date();
+      return false;
+    }
+  }
+
+  /** Ends the connection: an HTTP session is terminated (DELETE), a stdio server's process group killed. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const { client, transport } = this;
+    this.client = undefined;
+    this.transport = undefined;
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+      await transport.terminateSession().catch(() => undefined);
+    }
+    await client?.close().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
+    if (this.status !== 'error') this.setStatus('disconnected');
+  }
+
+  /** Reads tools/list page by page within the limits; what was read before an error is kept (partial). */
+  private async refreshCatalog(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const limits = this.options.listLimits ?? DEFAULT_LIST_LIMITS;
+    const deadline = Date.now() + limits.timeoutMs;
+    const tools: McpToolEntry[] = [];
+    let bytes = 0;
+    let partial = false;
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; ; page++) {
+        if (page >= limits.maxPages) {
+          partial = true;
+          break;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          partial = true;
+          break;
+        }
+        const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: left });
+        for (const tool of listed.tools) {
+          bytes += JSON.stringify(tool).length;
+          if (tools.length >= limits.maxTools || bytes > limits.maxBytes) {
+            partial = true;
+            break;
+          }
+          tools.push({
+            name: tool.name,
+            description: tool.description ?? tool.title ?? tool.name,
+            inputSchema: tool.inputSchema as Record<string, unknown>,
+            ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
+            ...(tool.annotations ? { annotations: tool.annotations } : {}),
+          });
+        }
+        cursor = listed.nextCursor;
+        if (partial || !cursor) break;
+      }
+    } catch (err) {
+      if (tools.length === 0) throw err;
+      partial = true;
+      this.lastError = `tools/list failed midway: ${describe(err)}`;
+    }
+    const version = createHash('sha256')
+      .update(JSON.stringify(tools.map((t) => [t.name, t.inputSchema, t.outputSchema ?? null])))
+      .digest('hex')
+      .slice(0, 16);
+    this.catalog = { tools, version, partial };
+    this.options.onChange?.(this);
+  }
+
+  private createTransport(): Transport {
+    const { config } = this;
+    if (config.transport === 'stdio') return new StdioGroupTransport({ command: config.command!, args: config.args, env: config.env, cwd: config.cwd });
+    const requestInit: RequestInit = config.headers ? { headers: config.headers } : {};
+    const url = new URL(config.url!);
+    return config.transport === 'sse' ? new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders(config.headers) } }) : new StreamableHTTPClientTransport(url, { requestInit });
+  }
+
+  private reasonFor(err: unknown): string {
+    const stderr = this.transport instanceof StdioGroupTransport ? this.transport.stderr : '';
+    return `${describe(err)}${stderr ? ` (stderr: ${stderr.split('\n').slice(-3).join(' | ')})` : ''}`;
+  }
+
+  private setStatus(status: McpStatus, error?: string): void {
+    this.status = status;
+    if (error !== undefined) this.lastError = error;
+    else if (status === 'connected') this.lastError = undefined;
+    this.options.onChange?.(this);
+  }
+}
+
+/** The SSE transport's GET goes through EventSource, which takes headers only through its fetch. */
+function withHeaders(headers: Record<string, string> | undefined) {
+  return (url: string | URL, init?: RequestInit) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string> | undefined), ...headers } });
+}
+
+function describe(err: unknown): string {
+  if (err instanceof StreamableHTTPError && err.code) return `HTTP ${err.code}${err.message ? `: ${err.message}` : ''}`;
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code === 'number' && e.code >= 400 && e.code < 600) return `HTTP ${e.code}: ${String(e.message ?? '')}`;
+  return err instanceof Error ? err.message || err.name : String(err);
+}
+
+/** 401/403 and a command that does not exist do not heal by waiting; everything else may. */
+function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  if (code === 401 || code === 403 || code === 'ENOENT' || code === 'EACCES') return false;
+  return !/\b(401|403|Unauthorized|Forbidden)\b/.test(describe(err));
+}

@@ -1,0 +1,266 @@
+import { createHash } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { McpConnection, McpUnavailableError, type ListLimits } from './mcp-connection.js';
+
+/** Whose connection: one shared by everyone on this worker (a global server), or one user's. */
+export type PoolScope = { kind: 'global' } | { kind: 'user'; tenantId: string; userId: string };
+
+export interface McpPoolOptions {
+  /** Connections one user may hold on this worker (DATAAGENT_MCP_MAX_SERVERS_PER_USER). */
+  maxPerUser: number;
+  /** Connections this worker holds in all (DATAAGENT_MCP_MAX_CONNECTIONS). */
+  maxConnections: number;
+  connectTimeoutMs: number;
+  /** A connection nobody used for this long is closed (DATAAGENT_MCP_IDLE_SECONDS). */
+  idleMs: number;
+  /** Health: a ping this often; this many failures in a row mark the server unavailable. */
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  pingFailuresAllowed: number;
+  /** Reconnects: exponential backoff from `backoffBaseMs` to `backoffMaxMs`, with jitter. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Connection attempts per minute to one server, however many users and runs want it. */
+  attemptsPerMinute: number;
+  listLimits?: ListLimits;
+  /** The outbound address policy for remote servers (see McpConnectionOptions.checkUrl). */
+  checkUrl?: (url: string) => Promise<string | null>;
+  /** Told whenever a connection's status or catalog changes. */
+  onStatus?: (scope: PoolScope, connection: McpConnection) => void;
+  now?: () => number;
+}
+
+export const MCP_POOL_DEFAULTS: Omit<McpPoolOptions, 'maxPerUser' | 'maxConnections' | 'connectTimeoutMs' | 'idleMs'> = {
+  pingIntervalMs: 30_000,
+  pingTimeoutMs: 5_000,
+  pingFailuresAllowed: 3,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 60_000,
+  attemptsPerMinute: 6,
+};
+
+/** A run's hold on a connection: the pool does not close it for idleness while held. */
+export interface McpLease {
+  readonly connection: McpConnection;
+  /** Calls a tool, reconnecting first (within the backoff and breaker) when the connection dropped. */
+  callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallToolResult>;
+  release(): void;
+}
+
+interface Entry {
+  key: string;
+  scope: PoolScope;
+  scopeKey: string;
+  connection: McpConnection;
+  breakerKey: string;
+  leases: number;
+  lastUsed: number;
+  connecting?: Promise<void>;
+  pingFailures: number;
+}
+
+interface Breaker {
+  failures: number;
+  nextAttemptAt: number;
+  attempts: number[];
+}
+
+/**
+ * A worker's MCP connections, per user and server (and shared ones for global servers).
+ * Connections open lazily on a run's first need, one handshake however many runs wait for it;
+ * stay within a per-user and a per-process cap (the least recently used idle one closes first);
+ * close when idle, on a timer; are pinged for health; and reconnect with backoff behind a
+ * breaker per server, so one failing server is tried a bounded number of times a minute.
+ */
+export class McpPool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly breakers = new Map<string, Breaker>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly options: McpPoolOptions;
+  private closed = false;
+
+  constructor(options: McpPoolOptions) {
+    this.options = options;
+    const sweep = setInterval(() => void this.closeIdle(), Math.max(50, Math.min(this.options.idleMs / 2, 5_000)));
+    const health = setInterval(() => void this.checkHealth(), this.options.pingIntervalMs);
+    sweep.unref();
+    health.unref();
+    this.timers.push(sweep, health);
+  }
+
+  private get now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+
+  /** Connections held now, in all and per scope (`global`, `user:<tenant>:<user>`). */
+  stats(): { total: number; byScope: Record<string, number>; leased: number } {
+    const byScope: Record<string, number> = {};
+    let leased = 0;
+    for (const entry of this.entries.values()) {
+      byScope[entry.scopeKey] = (byScope[entry.scopeKey] ?? 0) + 1;
+      if (entry.leases > 0) leased++;
+    }
+    return { total: this.entries.size, byScope, leased };
+  }
+
+  /**
+   * A connected lease on the server for this scope.
+   * @throws McpUnavailableError when it cannot be reached, is backing off, or a cap leaves no room.
+   */
+  async acquire(scope: PoolScope, config: McpServerConfig): Promise<McpLease> {
+    if (this.closed) throw new McpUnavailableError(config.name, 'the worker is stopping', true);
+    const scopeKey = scope.kind === 'global' ? 'global' : `user:${scope.tenantId}:${scope.userId}`;
+    // A changed config is another connection; the old one idles out once its runs end.
+    const key = `${scopeKey}/${config.name}/${hashConfig(config)}`;
+    let entry = this.entries.get(key);
+    if (!entry) {
+      await this.makeRoom(scope, scopeKey, config.name);
+      entry = { key, scope, scopeKey, breakerKey: endpointKey(config), leases: 0, lastUsed: this.now, pingFailures: 0, connection: undefined as unknown as McpConnection };
+      const created = entry;
+      entry.connection = new McpConnection(config, {
+        connectTimeoutMs: this.options.connectTimeoutMs,
+        listLimits: this.options.listLimits,
+        checkUrl: this.options.checkUrl,
+        onChange: (connection) => this.options.onStatus?.(created.scope, connection),
+      });
+      this.entries.set(key, entry);
+    }
+    entry.leases++;
+    entry.lastUsed = this.now;
+    try {
+      await this.ensureConnected(entry);
+    } catch (err) {
+      entry.leases--;
+      if (entry.leases === 0 && !entry.connection.connected) this.entries.delete(entry.key);
+      throw err;
+    }
+    return this.lease(entry);
+  }
+
+  /** Closes every connection (SIGTERM drain) and stops the timers. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map((e) => e.connection.close().catch(() => undefined)));
+  }
+
+  /** Closes connections nobody holds that were last used more than `idleMs` ago. */
+  async closeIdle(): Promise<number> {
+    const cutoff = this.now - this.options.idleMs;
+    const idle = [...this.entries.values()].filter((e) => e.leases === 0 && !e.connecting && e.lastUsed <= cutoff);
+    for (const entry of idle) this.entries.delete(entry.key);
+    await Promise.all(idle.map((e) => e.connection.close().catch(() => undefined)));
+    return idle.length;
+  }
+
+  private lease(entry: Entry): McpLease {
+    let released = false;
+    return {
+      connection: entry.connection,
+      callTool: async (name, args, options) => {
+        entry.lastUsed = this.now;
+        await this.ensureConnected(entry);
+        try {
+          return await entry.connection.callTool(name, args, options);
+        } finally {
+          entry.lastUsed = this.now;
+        }
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        entry.leases--;
+        entry.lastUsed = this.now;
+      },
+    };
+  }
+
+  /** Connects (once, however many wait) unless connected, within the server's backoff and breaker. */
+  private async ensureConnected(entry: Entry): Promise<void> {
+    if (entry.connection.connected) return;
+    if (!entry.connecting) {
+      const breaker = this.breakers.get(entry.breakerKey) ?? { failures: 0, nextAttemptAt: 0, attempts: [] };
+      this.breakers.set(entry.breakerKey, breaker);
+      const now = this.now;
+      breaker.attempts = breaker.attempts.filter((t) => t > now - 60_000);
+      const name = entry.connection.config.name;
+      if (now < breaker.nextAttemptAt) {
+        throw new McpUnavailableError(name, `${entry.connection.lastError ?? 'it failed'}; next attempt in ${Math.ceil((breaker.nextAttemptAt - now) / 1000)} s`, true);
+      }
+      if (breaker.attempts.length >= this.options.attemptsPerMinute) {
+        throw new McpUnavailableError(name, `${entry.connection.lastError ?? 'it failed'}; ${this.options.attemptsPerMinute} attempts in the last minute`, true);
+      }
+      breaker.attempts.push(now);
+      entry.connecting = entry.connection
+        .connect()
+        .then(() => {
+          breaker.failures = 0;
+          breaker.nextAttemptAt = 0;
+          entry.pingFailures = 0;
+        })
+        .catch((err: unknown) => {
+          breaker.failures++;
+          const backoff = Math.min(this.options.backoffMaxMs, this.options.backoffBaseMs * 2 ** (breaker.failures - 1));
+          breaker.nextAttemptAt = this.now + backoff * (0.5 + Math.random());
+          throw err;
+        })
+        .finally(() => {
+          entry.connecting = undefined;
+        });
+    }
+    await entry.connecting;
+  }
+
+  /** Keeps within the per-user and per-process caps by closing the least recently used idle connections. */
+  private async makeRoom(scope: PoolScope, scopeKey: string, name: string): Promise<void> {
+    if (scope.kind === 'user') {
+      const mine = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey);
+      if (mine.length >= this.options.maxPerUser && !(await this.evictIdle(mine))) {
+        throw new McpUnavailableError(name, `this user already holds ${this.options.maxPerUser} MCP connections in use on this worker`, true);
+      }
+    }
+    if (this.entries.size >= this.options.maxConnections && !(await this.evictIdle([...this.entries.values()]))) {
+      throw new McpUnavailableError(name, `this worker holds its maximum of ${this.options.maxConnections} MCP connections, all in use`, true);
+    }
+  }
+
+  private async evictIdle(candidates: Entry[]): Promise<boolean> {
+    const idle = candidates.filter((e) => e.leases === 0 && !e.connecting).sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    if (!idle) return false;
+    this.entries.delete(idle.key);
+    await idle.connection.close().catch(() => undefined);
+    return true;
+  }
+
+  /** Pings connected servers; enough failures in a row close the connection and hide its tools. */
+  private async checkHealth(): Promise<void> {
+    await Promise.all(
+      [...this.entries.values()].map(async (entry) => {
+        if (!entry.connection.connected || entry.connecting) return;
+        if (await entry.connection.ping(this.options.pingTimeoutMs)) {
+          entry.pingFailures = 0;
+          return;
+        }
+        if (++entry.pingFailures < this.options.pingFailuresAllowed) return;
+        const reason = `no answer to ${entry.pingFailures} pings`;
+        await entry.connection.close();
+        entry.connection.status = 'error';
+        entry.connection.lastError = reason;
+        this.options.onStatus?.(entry.scope, entry.connection);
+        if (entry.leases === 0) this.entries.delete(entry.key);
+      }),
+    );
+  }
+}
+
+function hashConfig(config: McpServerConfig): string {
+  return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12);
+}
+
+/** The server itself (not whose connection): the breaker counts attempts to it across users. */
+function endpointKey(config: McpServerConfig): string {
+  return config.transport === 'stdio' ? `stdio:${config.command} ${(config.args ?? []).join(' ')}` : `${config.transport}:${config.url}`;
+}

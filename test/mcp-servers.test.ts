@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EventDict } from '#core/events/execution-event.js';
+import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
+import { EventCollector, sendChat } from './support/event-waits.js';
+import { EVERYTHING, startEverything, type RunningServer } from './support/mcp-servers.js';
+import { rawDirective } from './support/scripted-llm-server.js';
+import { TEST_API_KEY, TestSystem } from './support/system.js';
+
+/**
+ * The operator's MCP servers (DATAAGENT_MCP_CONFIG) reached from a chat through the real worker
+ * and the scripted LLM: server-everything over stdio, SSE and streamable HTTP.
+ */
+describe('MCP servers from the config file', () => {
+  let system: TestSystem;
+  let dir: string;
+  let sse: RunningServer;
+  let http: RunningServer;
+
+  beforeAll(async () => {
+    [sse, http] = await Promise.all([startEverything('sse'), startEverything('streamableHttp')]);
+    dir = mkdtempSync(join(tmpdir(), 'da-mcp-'));
+    const file = join(dir, 'mcp.json');
+    // The Claude Desktop shape; the seed's {"servers": [...]} is tested with the parser.
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          'ev-stdio': { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+          'ev-sse': { url: sse.url },
+          'ev-http': { type: 'http', url: http.url, description: 'the everything server' },
+        },
+      }),
+    );
+    system = await TestSystem.start({ env: { DATAAGENT_MCP_CONFIG: file, DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${sse.port},127.0.0.1:${http.port}` } });
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await Promise.all([sse?.stop(), http?.stop()]);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function chat(message: string): Promise<{ run: EventDict[]; sessionId: string }> {
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      const ack = await sendChat(socket, { message });
+      await events.done(ack.run_id, 30_000);
+      const run = events.ofRun(ack.run_id);
+      assertWellFormedRun(run);
+      return { run, sessionId: ack.session_id };
+    } finally {
+      socket.disconnect();
+    }
+  }
+
+  it.each([
+    ['stdio', 'ev-stdio'],
+    ['SSE', 'ev-sse'],
+    ['streamable HTTP', 'ev-http'],
+  ])('over %s: echo and get-sum called from a chat reach the conversation and the history', async (_transport, server) => {
+    // The model calls tools by their wire names (no dots); events and history say server.tool.
+    const { run, sessionId } = await chat(`[[tool:${server}__echo {"message":"hello ${server}"}]] [[tool:${server}__get-sum {"a":2,"b":40}]]`);
+    const calls = run.filter((e) => e.event_type === 'tool_call');
+    expect(calls.map((e) => e.tool_name)).toEqual([`${server}.echo`, `${server}.get-sum`]);
+    const results = run.filter((e) => e.event_type === 'tool_result');
+    expect(results.map((e) => e.status)).toEqual(['success', 'success']);
+    expect(results[0]!.result).toBe(`Echo: hello ${server}`);
+    expect(String(results[1]!.result)).toContain('42');
+    expect(run.at(-1)).toMatchObject({ cancelled: false });
+
+    const { body } = await api(system.url, 'GET', `/sessions/${sessionId}/messages`, { apiKey: TEST_API_KEY });
+    const tools = body.messages.filter((m: { role: string }) => m.role === 'tool');
+    expect(tools.map((m: { content: string }) => m.content)).toEqual([`Echo: hello ${server}`, expect.stringContaining('42')]);
+    expect(body.messages.at(-1).content).toContain(`Echo: hello ${server}`);
+  });
+
+  it('offers the tools to the model under names its API accepts, described with their server', async () => {
+    await chat('hello');
+    const offered = (system.llm.requests.at(-1)!.body.tools ?? []).map((t) => t.function);
+    const names = offered.map((f) => f.name);
+    expect(names).toEqual(expect.arrayContaining(['ev-stdio__echo', 'ev-sse__get-sum', 'ev-http__echo']));
+    expect(names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n))).toBe(true);
+    expect(offered.find((f) => f.name === 'ev-http__echo')?.description).toContain('the everything server');
+  });
+
+  it('runs a tool written as a <tool_action> tag under its dotted name', async () => {
+    const { run } = await chat(rawDirective(['Adding: <tool_action name="ev-http.get-sum"><a value="1" /><b value="2" /></tool_action>']));
+    expect(run.find((e) => e.event_type === 'tool_call')).toMatchObject({ tool_name: 'ev-http.get-sum', tool_args: { a: '1', b: '2' } });
+    expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'success' });
+  });
+});
