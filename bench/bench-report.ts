@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClockOffset } from './clock-offset.js';
+import type { McpFigures } from './mcp-bench.js';
 import { summarize, type LatencySummary } from './percentiles.js';
 import type { CpuUse } from './process-cpu.js';
 import type { TakeoverSample } from './takeover.js';
@@ -53,6 +54,8 @@ export interface BenchReport {
    * over `kills` kills; `latency` covers the continued ones, timeouts are counted apart (the printed p50 and max count them as longer than `giveUpMs`).
    */
   takeover?: TakeoverFigures;
+  /** MCP tool calls through the worker's pool beside the bare SDK client (bench/mcp-bench.ts). */
+  mcp?: McpFigures;
   durationSeconds?: number;
 }
 
@@ -171,6 +174,60 @@ export function formatReport(report: BenchReport): string {
       const cell = (role: string) => `${(r.cpu[role]?.average ?? NaN).toFixed(0)} / ${(r.cpu[role]?.peak ?? NaN).toFixed(0)}`.padStart(13);
       lines.push(`${String(r.sessions).padStart(6)} | ${roles.map(cell).join(' ')}`);
     }
+  }
+  return lines.join('\n');
+}
+
+/** The MCP figures as the lines the bench prints. */
+export function formatMcp(m: McpFigures): string {
+  const name = (transport: string) => `    ${transport.padEnd(16)}`;
+  const signed = (value: number) => `${value >= 0 ? '+' : '−'}${ms(Math.abs(value), 0)}`.padStart(8);
+  const lines = [
+    `MCP tool calls: in-process McpPool with the worker's defaults (MCP_POOL_DEFAULTS; ${m.pool.maxPerUser} per user, ${m.pool.maxConnections} per worker, ` +
+      `${m.pool.attemptsPerMinute} connection attempts a minute per server; outbound check on) beside the bare SDK Client, against ${m.server} on loopback.`,
+    `  echo, ${m.calls} sequential calls per side after ${m.warmup} unrecorded, pool and bare alternating (and taking turns going first), ms:`,
+    `                         pool p50      p99 |  bare p50      p99 | pool − bare p50      p99 | target ≤ +${m.targetOverheadMs} ms p50`,
+  ];
+  for (const t of m.transports) {
+    const { pool, bare } = t.call;
+    const overhead = pool.p50 - bare.p50;
+    lines.push(
+      `${name(t.transport)}  ${ms(pool.p50)} ${ms(pool.p99)} |  ${ms(bare.p50)} ${ms(bare.p99)} |         ${signed(overhead)} ${signed(pool.p99 - bare.p99)} | ` +
+        `${overhead <= m.targetOverheadMs ? 'met' : 'NOT MET'}`,
+    );
+  }
+  lines.push(
+    `  A user's first call: acquire (connect, handshake, tools/list) + echo, over ${m.users} users, each a new user scope, after one unrecorded; ` +
+      `warm = that user's next run (acquire on the open connection + echo), ms:`,
+  );
+  lines.push('                         cold p50      p99 |  warm p50      p99 | new users refused with the default breaker');
+  for (const t of m.transports) {
+    const { cold, warm, refusedWithDefaultBreaker } = t.firstCall;
+    lines.push(`${name(t.transport)}  ${ms(cold.p50)} ${ms(cold.p99)} |  ${ms(warm.p50)} ${ms(warm.p99)} | ${refusedWithDefaultBreaker} of ${m.users}`);
+  }
+  if (m.transports.some((t) => t.firstCall.refusedWithDefaultBreaker > 0)) {
+    lines.push(
+      `    (cold is timed with the breaker lifted to ${m.users + 1} attempts a minute: at its default of ${m.pool.attemptsPerMinute} it counts successful connections too, ` +
+        'across users, so further new users of the same server are refused for the rest of the minute)',
+    );
+  }
+  lines.push(`  Calls per second through one connection, ${m.concurrency} concurrent callers, ${m.seconds} s per side in quarters ordered ABBA BAAB after 1 s each unrecorded; CPU % of one core (average / busiest second):`);
+  lines.push('                          pool calls/s   p50 ms   p99 ms | bare calls/s   p50 ms   p99 ms | CPU pool: bench, server | bare: bench, server');
+  for (const t of m.transports) {
+    const { pool, bare } = t.throughput;
+    const cpu = (x: typeof pool) => [x.cpu.bench, x.cpu['mcp server']].map((c) => `${c?.average.toFixed(0)}/${c?.peak.toFixed(0)}`).join(', ').padStart(23);
+    const errors = pool.errors + bare.errors > 0 ? `   (errors: pool ${pool.errors}, bare ${bare.errors})` : '';
+    lines.push(
+      `${name(t.transport)}  ${pool.callsPerSecond.toFixed(0).padStart(12)} ${ms(pool.latency.p50)} ${ms(pool.latency.p99)} | ` +
+        `${bare.callsPerSecond.toFixed(0).padStart(12)} ${ms(bare.latency.p50)} ${ms(bare.latency.p99)} | ${cpu(pool)} | ${cpu(bare).trimStart().padStart(18)}${errors}`,
+    );
+  }
+  const warned = m.transports.filter((t) => t.throughput.pool.abortListenerWarnings + t.throughput.bare.abortListenerWarnings > 0);
+  for (const t of warned) {
+    lines.push(
+      `    (${t.transport}: MaxListenersExceededWarning on an AbortSignal ${t.throughput.pool.abortListenerWarnings}× with the pool, ${t.throughput.bare.abortListenerWarnings}× bare, not printed: ` +
+        "the SDK's transport gives every fetch its session's one signal and undici drops its listener only at GC)",
+    );
   }
   return lines.join('\n');
 }

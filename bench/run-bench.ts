@@ -2,25 +2,31 @@
  * End-to-end latency bench: starts the whole system on loopback (Redis, MariaDB, the scripted
  * LLM server, one gateway, BENCH_WORKERS workers (default 2)), measures the raw floors of its hops, then N concurrent
  * Socket.IO chats for each N, and prints request → run_started and per-event delivery overhead
- * beside the floors and the issue's targets, then cancel → done and worker kill → takeover. Figures only: nothing is asserted.
+ * beside the floors and the issue's targets, then cancel → done and worker kill → takeover; before all that, MCP tool
+ * calls through the worker's pool beside the bare SDK client (mcp-bench.ts). Figures only: nothing is asserted.
  *
  * `npm run bench` (builds first). Knobs, for experiments: BENCH_SIZES=10,100,1000,
  * BENCH_CHUNKS=50, BENCH_WORKERS=2, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
  * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1,
  * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
- * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose).
+ * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose),
+ * BENCH_SKIP_MCP=1, BENCH_MCP_CALLS=2000, BENCH_MCP_USERS=50, BENCH_MCP_SECONDS=5 (MCP through the worker's pool
+ * beside the bare SDK client against server-everything on loopback, streamable HTTP and stdio: sequential echo
+ * calls per side, new users' first calls cold and warm, calls per second at concurrency 50 for that many seconds
+ * per side; it runs first, before the stack starts, on a quiet machine; see mcp-bench.ts).
  */
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
-import { checkTargets, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
+import { checkTargets, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
 import { measureCancelLatency } from './cancel-latency.js';
 import { runChatLoad } from './chat-load.js';
 import { measureClockOffset } from './clock-offset.js';
 import { measureBullmqFloor } from './floor-bullmq.js';
 import { measureRedisPubSubFloor } from './floor-redis-pubsub.js';
 import { measureSocketIoFloor } from './floor-socketio.js';
+import { measureMcp } from './mcp-bench.js';
 import { summarize } from './percentiles.js';
 import { CpuMeter } from './process-cpu.js';
 import { resultsDir } from './repo-paths.js';
@@ -42,6 +48,13 @@ const WARMUP_SESSIONS = 50;
 const MESSAGE = `[[stamp]] [[chunks:${CHUNKS}]] [[slow:${CHUNK_INTERVAL_MS}]]`;
 /** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
 const FLOOR_PACE = { total: 2_000, burst: 10, everyMs: 10, warmup: 200 };
+const MCP = {
+  calls: Math.max(1, Number(process.env.BENCH_MCP_CALLS ?? 2_000) || 2_000),
+  warmup: 200,
+  users: Math.max(1, Number(process.env.BENCH_MCP_USERS ?? 50) || 50),
+  concurrency: 50,
+  seconds: Math.max(1, Number(process.env.BENCH_MCP_SECONDS ?? 5) || 5),
+};
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -118,6 +131,15 @@ async function main(): Promise<number> {
     targets: [],
   };
   let exitCode = 0;
+  if (!process.env.BENCH_SKIP_MCP) {
+    // Before the stack starts: the MCP figures need none of it, and a quiet machine.
+    try {
+      report.mcp = await measureMcp(teardown, { ...MCP, log });
+    } catch (err) {
+      exitCode = 1;
+      log(`MCP bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
   try {
     const stack = await startBenchStack(teardown, {
       workerConcurrency: Math.max(1_100, ...SIZES.map((n) => n + 100)),
@@ -181,6 +203,7 @@ async function main(): Promise<number> {
     );
   }
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
+  if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
   if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {
     try {
       report.parserBench = await runParserBenchIfPresent();

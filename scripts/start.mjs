@@ -150,6 +150,16 @@ async function supervise() {
   // The worker hands what it still runs back to the queue before it would be killed; it continues at the next start.
   if (!given('DATAAGENT_DRAIN_SECONDS')) env.DATAAGENT_DRAIN_SECONDS = String(Math.max(0, ((graceMs ?? APP_STOP_GRACE_MS) - 2_000) / 1000));
   if (!env.DATAAGENT_SKILLS_DIR) env.DATAAGENT_SKILLS_DIR = path.join(root, 'skills');
+  // Users' MCP server secrets are encrypted with it: the gateway and the worker must share one key, kept across restarts.
+  if (!given('DATAAGENT_SECRET_KEY')) {
+    const { key, created } = await localSecretKey(path.join(DATA_DIR, 'secret.key'));
+    if (!/^[0-9a-f]{64}$/i.test(key)) {
+      complain('.data/secret.key is not 64 hex characters: restore it, or delete it to make a new key (users then enter their MCP servers\' secrets again).');
+      process.exit(2);
+    }
+    if (created) say('generated the key users\' MCP secrets are encrypted with: .data/secret.key (keep it with the database)');
+    env.DATAAGENT_SECRET_KEY = key;
+  }
 
   // Validate now, so a typo fails in a second rather than after MariaDB has started.
   const problems = [];
@@ -371,6 +381,26 @@ async function mysqlPassword(file) {
   }
   await chmod(file, 0o600);
   return password;
+}
+
+/**
+ * The key users' MCP secrets are encrypted with when DATAAGENT_SECRET_KEY is unset: 32 random
+ * bytes in hex, generated on the first start, then read from `file` (mode 600). Losing it makes
+ * the stored secrets unreadable (users enter them again).
+ * @returns {Promise<{ key: string, created: boolean }>}
+ */
+async function localSecretKey(file) {
+  try {
+    const key = (await readFile(file, 'utf8')).trim();
+    await chmod(file, 0o600);
+    return { key, created: false };
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  const key = randomBytes(32).toString('hex');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  return { key, created: true };
 }
 
 // Last, so that every constant above is initialised before either half runs.

@@ -1,7 +1,9 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import { MemoryConversationStore } from '#core/session/memory-conversation-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { DatabaseUnavailableError, createDataSource, openDatabase } from '#persistence/data-source.js';
@@ -9,7 +11,7 @@ import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js
 import { conversationStoreContract } from './support/conversation-store-contract.js';
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from './support/databases.js';
 
-const TABLES = ['run_events', 'runs', 'messages', 'sessions'];
+const TABLES = ['run_events', 'runs', 'messages', 'sessions', 'mcp_servers', 'mcp_tools'];
 
 let db: TestDatabase;
 
@@ -31,10 +33,10 @@ async function withDataSource<T>(config: TestDatabase, work: (ds: DataSource) =>
 }
 
 describe('MysqlConversationStore', () => {
-  conversationStoreContract(async (now) => {
+  conversationStoreContract(async (now, cipher) => {
     const ds = await openDatabase(db);
     for (const table of TABLES) await ds.query(`DELETE FROM \`${table}\``);
-    return new MysqlConversationStore(ds, now);
+    return new MysqlConversationStore(ds, now, cipher);
   });
 });
 
@@ -48,10 +50,10 @@ describe('MySQL schema', () => {
 
       await withDataSource(fresh, async (ds) => {
         expect(await ds.showMigrations()).toBe(false);
-        const applied = await ds.query('SELECT name FROM typeorm_migrations');
-        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }]);
+        const applied = await ds.query('SELECT name FROM typeorm_migrations ORDER BY id');
+        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }]);
         const tables = await ds.query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ?', [fresh.database]);
-        expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['messages', 'run_events', 'runs', 'sessions', 'typeorm_migrations']);
+        expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['mcp_servers', 'mcp_tools', 'messages', 'run_events', 'runs', 'sessions', 'typeorm_migrations']);
       });
     } finally {
       await dropTestDatabase(fresh.database);
@@ -81,6 +83,8 @@ describe('MySQL schema', () => {
         'messages(session_id,id)',
         'runs(session_id,status)',
         'run_events(run_id,seq_from)',
+        'mcp_servers(tenant_id,user_id,name)',
+        'mcp_tools(tenant_id,user_id,server_name,tool_name)',
       ]) {
         expect(indexes).toContain(expected);
       }
@@ -160,6 +164,57 @@ describe('MySQL storage details', () => {
     expect(await store.ping()).toBe(true);
     await store.close();
     expect(await store.ping()).toBe(false);
+  });
+});
+
+describe('MCP server secrets at rest', () => {
+  let ds: DataSource;
+  const cipher = new SecretCipher(randomBytes(32));
+  const token = `Bearer tok-${randomUUID()}`;
+  const apiKey = `key-${randomUUID()}`;
+  const server = (name: string): McpServerConfig => ({ name, transport: 'stdio', command: 'mcp-tool', env: { API_KEY: apiKey, SAME: apiKey } });
+
+  beforeEach(async () => {
+    ds = await openDatabase(db);
+  });
+
+  afterEach(async () => {
+    await ds.destroy();
+  });
+
+  const rawConfig = async (tenant: string, user: string, name: string): Promise<string> => {
+    const [row] = await ds.query('SELECT CAST(config AS CHAR) AS config FROM mcp_servers WHERE tenant_id = ? AND user_id = ? AND name = ?', [tenant, user, name]);
+    return String(row.config);
+  };
+
+  it('keeps env and header values encrypted in the row', async () => {
+    const tenant = `t-${randomUUID()}`;
+    const store = new MysqlConversationStore(ds, undefined, cipher);
+    await store.mcpServers.create(tenant, 'alice', server('tools'));
+    await store.mcpServers.create(tenant, 'alice', { name: 'remote', transport: 'sse', url: 'https://mcp.example/sse', headers: { Authorization: token } });
+    const stored = JSON.parse(await rawConfig(tenant, 'alice', 'tools')) as McpServerConfig;
+    expect(JSON.stringify(stored)).not.toContain(apiKey);
+    expect(stored.env!.API_KEY).toMatch(/^v1\./);
+    expect(stored.env!.API_KEY).not.toBe(stored.env!.SAME);
+    expect(stored.command).toBe('mcp-tool');
+    expect(await rawConfig(tenant, 'alice', 'remote')).not.toContain(token.slice(7));
+    expect((await store.mcpServers.get(tenant, 'alice', 'remote'))?.config.headers).toEqual({ Authorization: token });
+  });
+
+  it('names the values another key, no key or a copied value cannot open, and still lists the server', async () => {
+    const tenant = `t-${randomUUID()}`;
+    await new MysqlConversationStore(ds, undefined, cipher).mcpServers.create(tenant, 'alice', server('tools'));
+    for (const other of [new MysqlConversationStore(ds, undefined, new SecretCipher(randomBytes(32))), new MysqlConversationStore(ds)]) {
+      const [listed] = await other.mcpServers.list(tenant, 'alice');
+      expect(listed).toMatchObject({ config: { name: 'tools', command: 'mcp-tool', env: { API_KEY: '', SAME: '' } }, unreadableSecrets: ['env.API_KEY', 'env.SAME'] });
+    }
+    // Alice's sealed value pasted into Bob's row (a database write) does not open there.
+    const store = new MysqlConversationStore(ds, undefined, cipher);
+    await store.mcpServers.create(tenant, 'bob', { ...server('tools'), env: { API_KEY: 'bobs own key' } });
+    const alices = JSON.parse(await rawConfig(tenant, 'alice', 'tools')) as McpServerConfig;
+    await ds.query("UPDATE mcp_servers SET config = JSON_SET(config, '$.env.API_KEY', ?) WHERE tenant_id = ? AND user_id = 'bob'", [alices.env!.API_KEY, tenant]);
+    expect(await store.mcpServers.get(tenant, 'bob', 'tools')).toMatchObject({ config: { env: { API_KEY: '' } }, unreadableSecrets: ['env.API_KEY'] });
+    expect((await store.mcpServers.get(tenant, 'alice', 'tools'))?.unreadableSecrets).toBeUndefined();
   });
 });
 

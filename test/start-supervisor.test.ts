@@ -80,6 +80,8 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
         DATAAGENT_LLM_PROVIDER: 'offline',
         DATAAGENT_STORAGE_ROOT: dataDir,
         DATAAGENT_WORKSPACE_ROOT: join(dataDir, 'workspaces', '{user_id}'),
+        // Given, so the test leaves the repository's .data alone (start.mjs would make .data/secret.key).
+        DATAAGENT_SECRET_KEY: 'ab'.repeat(32),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

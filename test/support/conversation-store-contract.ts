@@ -1,9 +1,17 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { EventDict } from '#core/events/execution-event.js';
+import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { toolSchemaVersion, type McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
+import { SecretKeyRequiredError } from '#core/mcp/mcp-secrets.js';
+import { McpServerExistsError, McpServerLimitError } from '#core/mcp/mcp-server-store.js';
+import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore, NewMessage, RunRecord } from '#core/session/session-store.js';
 
-/** Opens an empty store whose timestamps come from `now`. */
-export type OpenStore = (now: () => Date) => Promise<ConversationStore>;
+/**
+ * Opens an empty store whose timestamps come from `now`, encrypting MCP servers' secret
+ * values with `cipher` (none: such servers are refused).
+ */
+export type OpenStore = (now: () => Date, cipher?: SecretCipher) => Promise<ConversationStore>;
 
 const START = Date.parse('2030-01-01T00:00:00.000Z');
 
@@ -38,11 +46,12 @@ export function conversationStoreContract(open: OpenStore): void {
   const advance = (ms: number) => (clock += ms);
   // Unique ids per test, so a shared database never mixes tests.
   let tenant: string;
+  const cipher = new SecretCipher(randomBytes(32));
 
   beforeEach(async () => {
     clock = START;
     tenant = `tenant-${randomUUID()}`;
-    store = await open(now);
+    store = await open(now, cipher);
   });
 
   afterEach(async () => {
@@ -166,20 +175,20 @@ export function conversationStoreContract(open: OpenStore): void {
       await store.sessions.update(touched.sessionId, { lastActiveAt: now() });
 
       // idle: 70 min, recent: 20 min, touched: 0 min.
-      expect(await store.sessions.cleanupExpired(3600)).toBe(1);
+      expect(await store.sessions.cleanupExpired(3600)).toEqual({ removed: 1, owners: [{ tenantId: idle.tenantId, userId: idle.userId }] });
       expect(await store.sessions.get(idle.sessionId)).toBeNull();
       expect(await store.messages.count(idle.sessionId)).toBe(0);
       expect(await store.runs.get(idleRun.runId)).toBeNull();
       expect(await store.events.list(idleRun.runId, 0)).toEqual([]);
       expect(await store.sessions.get(recent.sessionId)).not.toBeNull();
       expect(await store.sessions.get(touched.sessionId)).not.toBeNull();
-      expect(await store.sessions.cleanupExpired(3600)).toBe(0);
+      expect(await store.sessions.cleanupExpired(3600)).toEqual({ removed: 0, owners: [] });
 
       // Exactly the timeout is not yet expired; one millisecond more is.
       advance(60 * 60_000);
-      expect(await store.sessions.cleanupExpired(3600)).toBe(1);
+      expect((await store.sessions.cleanupExpired(3600)).removed).toBe(1);
       advance(1);
-      expect(await store.sessions.cleanupExpired(3600)).toBe(1);
+      expect((await store.sessions.cleanupExpired(3600)).removed).toBe(1);
     });
   });
 
@@ -453,6 +462,148 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(new Set(seqs).size).toBe(seqs.length);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
       expect(seqs.at(-1)).toBe(30);
+    });
+  });
+
+  describe('MCP servers', () => {
+    const remote = (name: string, token = 'Bearer s3cr3t-token'): McpServerConfig => ({
+      name,
+      transport: 'streamable-http',
+      url: `https://${name}.example/mcp`,
+      headers: { Authorization: token },
+      timeoutMs: 20_000,
+      triggerKeywords: ['issues', 'pull requests'],
+    });
+    const local: McpServerConfig = { name: 'files', transport: 'stdio', command: 'mcp-files', args: ['--root', '/srv'], env: { TOKEN: 'ünïcode 🔑' }, disabled: true };
+
+    it('stores a server and gives its secret values back in clear', async () => {
+      const created = await store.mcpServers.create(tenant, 'alice', remote('github'));
+      const expected = { tenantId: tenant, userId: 'alice', config: remote('github'), createdAt: new Date(START), updatedAt: new Date(START) };
+      expect(created).toEqual(expected);
+      expect(await store.mcpServers.get(tenant, 'alice', 'github')).toEqual(expected);
+      await store.mcpServers.create(tenant, 'alice', local);
+      expect((await store.mcpServers.get(tenant, 'alice', 'files'))?.config).toEqual(local);
+      expect(await store.mcpServers.get(tenant, 'alice', 'gitlab')).toBeNull();
+    });
+
+    it('lists a user\'s servers by name, apart from other users and tenants, names case-sensitive', async () => {
+      for (const name of ['zeta', 'Alpha', 'beta']) await store.mcpServers.create(tenant, 'alice', remote(name));
+      await store.mcpServers.create(tenant, 'bob', remote('bobs'));
+      await store.mcpServers.create(`${tenant}-other`, 'alice', remote('elsewhere'));
+      expect((await store.mcpServers.list(tenant, 'alice')).map((s) => s.config.name)).toEqual(['Alpha', 'beta', 'zeta']);
+      expect((await store.mcpServers.list(tenant, 'bob')).map((s) => s.config.name)).toEqual(['bobs']);
+      expect(await store.mcpServers.list(tenant, 'Alice')).toEqual([]);
+      expect(await store.mcpServers.get(tenant, 'alice', 'alpha')).toBeNull();
+      expect(await store.mcpServers.get(tenant, 'bob', 'zeta')).toBeNull();
+    });
+
+    it('refuses a second server of one name for one user, not for another user', async () => {
+      await store.mcpServers.create(tenant, 'alice', remote('github'));
+      await expect(store.mcpServers.create(tenant, 'alice', remote('github', 'other'))).rejects.toBeInstanceOf(McpServerExistsError);
+      await store.mcpServers.create(tenant, 'bob', remote('github', 'bobs token'));
+      expect((await store.mcpServers.get(tenant, 'alice', 'github'))?.config.headers).toEqual({ Authorization: 'Bearer s3cr3t-token' });
+      expect((await store.mcpServers.get(tenant, 'bob', 'github'))?.config.headers).toEqual({ Authorization: 'bobs token' });
+    });
+
+    it('refuses a server over the limit, even when creates race', async () => {
+      const names = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'];
+      const results = await Promise.allSettled(names.map((name) => store.mcpServers.create(tenant, 'alice', remote(name), { maxServers: 4 })));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(McpServerLimitError);
+      expect(await store.mcpServers.list(tenant, 'alice')).toHaveLength(4);
+      // The limit is per user.
+      await store.mcpServers.create(tenant, 'bob', remote('a1'), { maxServers: 4 });
+      await store.mcpServers.delete(tenant, 'alice', (await store.mcpServers.list(tenant, 'alice'))[0]!.config.name);
+      await store.mcpServers.create(tenant, 'alice', remote('again'), { maxServers: 4 });
+      await expect(store.mcpServers.create(tenant, 'alice', remote('more'), { maxServers: 4 })).rejects.toBeInstanceOf(McpServerLimitError);
+    });
+
+    it('replaces a server\'s config, keeps its name and creation time, and moves updatedAt', async () => {
+      await store.mcpServers.create(tenant, 'alice', remote('github'));
+      advance(5_000);
+      const replaced = await store.mcpServers.update(tenant, 'alice', 'github', { ...local, name: 'github' });
+      expect(replaced).toEqual({ tenantId: tenant, userId: 'alice', config: { ...local, name: 'github' }, createdAt: new Date(START), updatedAt: now() });
+      expect(await store.mcpServers.get(tenant, 'alice', 'github')).toEqual(replaced);
+      expect(await store.mcpServers.update(tenant, 'alice', 'gitlab', remote('gitlab'))).toBeNull();
+      expect(await store.mcpServers.update(tenant, 'bob', 'github', remote('github'))).toBeNull();
+      expect(await store.mcpServers.get(tenant, 'bob', 'github')).toBeNull();
+    });
+
+    it('deletes one user\'s server and nothing else', async () => {
+      await store.mcpServers.create(tenant, 'alice', remote('github'));
+      await store.mcpServers.create(tenant, 'alice', remote('gitlab'));
+      await store.mcpServers.create(tenant, 'bob', remote('github'));
+      expect(await store.mcpServers.delete(tenant, 'alice', 'github')).toBe(true);
+      expect(await store.mcpServers.delete(tenant, 'alice', 'github')).toBe(false);
+      expect((await store.mcpServers.list(tenant, 'alice')).map((s) => s.config.name)).toEqual(['gitlab']);
+      expect(await store.mcpServers.get(tenant, 'bob', 'github')).not.toBeNull();
+    });
+
+    it('without a secret key, refuses secret values, naming each, and stores servers without any', async () => {
+      const keyless = await open(now);
+      try {
+        const error = await keyless.mcpServers.create(tenant, 'alice', { ...local, env: { TOKEN: 't', OTHER: 'o' } }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SecretKeyRequiredError);
+        expect((error as SecretKeyRequiredError).fields).toEqual(['env.TOKEN', 'env.OTHER']);
+        expect(await keyless.mcpServers.list(tenant, 'alice')).toEqual([]);
+        const plain: McpServerConfig = { name: 'public', transport: 'sse', url: 'https://public.example/sse' };
+        await keyless.mcpServers.create(tenant, 'alice', plain);
+        await expect(keyless.mcpServers.update(tenant, 'alice', 'public', remote('public'))).rejects.toBeInstanceOf(SecretKeyRequiredError);
+        expect((await keyless.mcpServers.get(tenant, 'alice', 'public'))?.config).toEqual(plain);
+      } finally {
+        await keyless.close();
+      }
+    });
+  });
+
+  describe('MCP tool catalogs', () => {
+    const echo: McpCatalogTool = { name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } };
+    const sum: McpCatalogTool = {
+      name: 'get-sum',
+      description: 'Adds',
+      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+      outputSchema: { type: 'object', properties: { result: { type: 'number' } } },
+      annotations: { readOnlyHint: true, idempotentHint: true },
+    };
+    const alice = () => ({ tenantId: tenant, userId: 'alice' });
+
+    it('stores a catalog with each tool\'s schema version, and writes again only when its version moves', async () => {
+      expect(await store.mcpCatalog.get(alice(), 'ev')).toBeNull();
+      expect(await store.mcpCatalog.save(alice(), 'ev', { version: 'v1', partial: false, tools: [echo, sum] })).toBe(true);
+      const stored = await store.mcpCatalog.get(alice(), 'ev');
+      expect(stored).toEqual({
+        serverName: 'ev',
+        version: 'v1',
+        partial: false,
+        updatedAt: new Date(START),
+        tools: [
+          { ...echo, schemaVersion: toolSchemaVersion(echo) },
+          { ...sum, schemaVersion: toolSchemaVersion(sum) },
+        ],
+      });
+      advance(1_000);
+      expect(await store.mcpCatalog.save(alice(), 'ev', { version: 'v1', partial: false, tools: [echo, sum] })).toBe(false);
+      expect((await store.mcpCatalog.get(alice(), 'ev'))?.updatedAt).toEqual(new Date(START));
+      expect(await store.mcpCatalog.save(alice(), 'ev', { version: 'v2', partial: true, tools: [sum] })).toBe(true);
+      expect(await store.mcpCatalog.get(alice(), 'ev')).toMatchObject({ version: 'v2', partial: true, updatedAt: now(), tools: [{ name: 'get-sum' }] });
+    });
+
+    it('keeps owners and servers apart, and deletes one server\'s catalog', async () => {
+      await store.mcpCatalog.save(alice(), 'ev', { version: 'a', partial: false, tools: [echo] });
+      await store.mcpCatalog.save({ tenantId: tenant, userId: 'bob' }, 'ev', { version: 'b', partial: false, tools: [sum] });
+      await store.mcpCatalog.save(alice(), 'other', { version: 'c', partial: false, tools: [sum] });
+      expect((await store.mcpCatalog.get(alice(), 'ev'))?.tools.map((t) => t.name)).toEqual(['echo']);
+      expect((await store.mcpCatalog.get({ tenantId: tenant, userId: 'bob' }, 'ev'))?.tools.map((t) => t.name)).toEqual(['get-sum']);
+      expect(await store.mcpCatalog.get({ tenantId: `${tenant}-other`, userId: 'alice' }, 'ev')).toBeNull();
+      await store.mcpCatalog.delete(alice(), 'ev');
+      expect(await store.mcpCatalog.get(alice(), 'ev')).toBeNull();
+      expect(await store.mcpCatalog.get(alice(), 'other')).not.toBeNull();
+    });
+
+    it('gives equal schemas one version whatever their key order, and another schema another', () => {
+      const reordered = { ...sum, inputSchema: { required: ['a', 'b'], properties: { b: { type: 'number' }, a: { type: 'number' } }, type: 'object' } };
+      expect(toolSchemaVersion(reordered)).toBe(toolSchemaVersion(sum));
+      expect(toolSchemaVersion({ ...sum, outputSchema: undefined })).not.toBe(toolSchemaVersion(sum));
     });
   });
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +46,8 @@ export class TestSystem {
       DATAAGENT_STORAGE_ROOT: system.dataDir,
       DATAAGENT_WORKSPACE_ROOT: join(system.dataDir, 'workspaces', '{user_id}'),
       DATAAGENT_SKILLS_DIR: fileURLToPath(new URL('../../skills', import.meta.url)).replace('/dist/skills', '/skills'),
+      // Gateway and workers share it, as `npm start` arranges: users' MCP secrets are sealed with it.
+      DATAAGENT_SECRET_KEY: randomBytes(32).toString('hex'),
       ...options.env,
     };
     system.gateway = await startGateway(system.env);

@@ -9,12 +9,14 @@ import { ChatController } from './chat/chat.controller.js';
 import { ChatSocketGateway } from './chat/chat.gateway.js';
 import { ChatService } from './chat/chat.service.js';
 import { EventStreamController } from './chat/event-stream.controller.js';
+import { UserSockets } from './chat/user-sockets.js';
 import { WsChatServer } from './chat/ws-chat.server.js';
 import { ControlService } from './control/control.service.js';
 import { HitlController } from './control/hitl.controller.js';
 import { HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
+import { McpModule } from './mcp/mcp.module.js';
 import { SessionAccess } from './sessions/session-access.service.js';
 import { SessionCleanup } from './sessions/session-cleanup.service.js';
 import { SessionsController } from './sessions/sessions.controller.js';
@@ -27,6 +29,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         InfraModule.forRoot(settings),
+        McpModule,
         LoggerModule.forRoot({
           pinoHttp: {
             level: settings.server.logLevel,
@@ -51,6 +54,7 @@ export class AppModule {
         SessionCleanup,
         ChatService,
         ControlService,
+        UserSockets,
         ChatSocketGateway,
         WsChatServer,
       ],

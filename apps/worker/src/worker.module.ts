@@ -1,7 +1,7 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
+import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createRedis } from '#transport/redis-connection.js';
@@ -38,7 +38,7 @@ export class WorkerModule implements OnApplicationShutdown {
         // Commands wait out a short Redis blip, then fail: a run whose writes fail is handed back
         // to the queue and continues from its ledger. Only BullMQ's blocking connection waits forever.
         { provide: REDIS, useFactory: () => createRedis(settings.redis.url, `worker-${settings.worker.workerId}`, { commandTimeout: WORKER_REDIS_COMMAND_TIMEOUT_MS }) },
-        { provide: STORE, useFactory: () => createConversationStore(settings.sessionStore, settings.mysql) },
+        { provide: STORE, useFactory: () => createConversationStore(settings.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }) },
         { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
         {
           provide: EventArchiver,
@@ -67,7 +67,18 @@ export class WorkerModule implements OnApplicationShutdown {
           provide: MCP,
           inject: [REDIS, STORE],
           useFactory: (redis: Redis, store: ConversationStore) =>
-            createMcpRuntime(settings.mcp, settings.tools.outboundAllowlist, redis, (store as Partial<{ mcpServers: McpServerStore }>).mcpServers, settings.worker.workerId!, logger),
+            createMcpRuntime({
+              config: settings.mcp,
+              userMcp: settings.userMcp,
+              outboundAllowlist: settings.tools.outboundAllowlist,
+              redis,
+              store: store.mcpServers,
+              catalogs: store.mcpCatalog,
+              // Its own connection: a subscribed Redis connection takes no other commands.
+              releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),
+              workerId: settings.worker.workerId!,
+              logger,
+            }),
         },
         {
           provide: RunRunner,

@@ -3,8 +3,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type CallToolResult, CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
 import { StdioGroupTransport } from './stdio-group-transport.js';
 
 export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error';
@@ -84,6 +85,8 @@ export class McpConnection {
    * @throws McpUnavailableError when the server cannot be reached in time or refuses.
    */
   async connect(): Promise<void> {
+    // A connection that went away (a crash, a dropped stream) may still hold its client and transport.
+    await this.dispose();
     this.closing = false;
     this.setStatus('connecting');
     if (this.config.url && this.options.checkUrl) {
@@ -142,14 +145,20 @@ export class McpConnection {
    */
   async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult> {
     const attempt = async () => {
-      if (!this.client || !this.connected) throw new McpUnavailableError(this.config.name, this.lastError ?? 'not connected', true);
-      return (await this.client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        signal: options.signal,
-        timeout: options.timeoutMs,
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * 10,
-        onprogress: () => {},
-      })) as CallToolResult;
+      const client = this.client;
+      if (!client || !this.connected) throw new McpUnavailableError(this.config.name, this.lastError ?? 'not connected', true);
+      try {
+        return (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
+          signal: options.signal,
+          timeout: options.timeoutMs,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * 10,
+          onprogress: () => {},
+        })) as CallToolResult;
+      } catch (err) {
+        await this.markLost(client, err);
+        throw err;
+      }
     };
     try {
       return await attempt();
@@ -159,6 +168,24 @@ export class McpConnection {
       await this.connect();
       return attempt();
     }
+  }
+
+  /**
+   * After a call failed because the server went away (a crash, a dropped stream, a refused
+   * connection) or stopped accepting our credentials (401, 403), the connection is closed and
+   * marked `error`: its tools are hidden from later runs, and the pool's next use reconnects
+   * within its backoff and breaker instead of every run retrying the dead session.
+   */
+  private async markLost(client: Client, err: unknown): Promise<void> {
+    const lost =
+      (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) ||
+      err instanceof HttpConnectionError ||
+      (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403));
+    // Another caller may have reconnected meanwhile: that newer connection is not this call's to close.
+    if (!lost || this.client !== client) return;
+    const reason = `${isRetryable(err) ? 'lost during a call' : 'refused during a call'}: ${this.reasonFor(err)}`;
+    await this.close();
+    this.setStatus('error', reason);
   }
 
   /** Pings the server; false when it does not answer within `timeoutMs`. */
@@ -178,6 +205,11 @@ export class McpConnection {
   /** Ends the connection: an HTTP session is terminated (DELETE), a stdio server's process group killed. */
   async close(): Promise<void> {
     this.closing = true;
+    await this.dispose();
+    if (this.status !== 'error') this.setStatus('disconnected');
+  }
+
+  private async dispose(): Promise<void> {
     const { client, transport } = this;
     this.client = undefined;
     this.transport = undefined;
@@ -186,7 +218,6 @@ export class McpConnection {
     }
     await client?.close().catch(() => undefined);
     await transport?.close().catch(() => undefined);
-    if (this.status !== 'error') this.setStatus('disconnected');
   }
 
   /** Reads tools/list page by page within the limits; what was read before an error is kept (partial). */
@@ -246,7 +277,9 @@ export class McpConnection {
     if (config.transport === 'stdio') return new StdioGroupTransport({ command: config.command!, args: config.args, env: config.env, cwd: config.cwd });
     const requestInit: RequestInit = config.headers ? { headers: config.headers } : {};
     const url = new URL(config.url!);
-    return config.transport === 'sse' ? new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders(config.headers) } }) : new StreamableHTTPClientTransport(url, { requestInit });
+    return config.transport === 'sse'
+      ? new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders(config.headers) } })
+      : new StreamableHTTPClientTransport(url, { requestInit, fetch: droppedStreamFetch() });
   }
 
   private reasonFor(err: unknown): string {

@@ -21,7 +21,7 @@ export interface McpPoolOptions {
   /** Reconnects: exponential backoff from `backoffBaseMs` to `backoffMaxMs`, with jitter. */
   backoffBaseMs: number;
   backoffMaxMs: number;
-  /** Connection attempts per minute to one server, however many users and runs want it. */
+  /** Failed connection attempts per minute to one server, however many users and runs want it, before it rests. */
   attemptsPerMinute: number;
   listLimits?: ListLimits;
   /** The outbound address policy for remote servers (see McpConnectionOptions.checkUrl). */
@@ -58,12 +58,16 @@ interface Entry {
   lastUsed: number;
   connecting?: Promise<void>;
   pingFailures: number;
+  /** Out of the pool already: closed when its last lease is released. */
+  retired?: boolean;
 }
 
 interface Breaker {
+  /** Failures in a row, for the backoff. */
   failures: number;
   nextAttemptAt: number;
-  attempts: number[];
+  /** When recent attempts failed; a success clears them. */
+  failedAt: number[];
 }
 
 /**
@@ -110,12 +114,15 @@ export class McpPool {
    */
   async acquire(scope: PoolScope, config: McpServerConfig): Promise<McpLease> {
     if (this.closed) throw new McpUnavailableError(config.name, 'the worker is stopping', true);
-    const scopeKey = scope.kind === 'global' ? 'global' : `user:${scope.tenantId}:${scope.userId}`;
+    const scopeKey = scopeKeyOf(scope);
     // A changed config is another connection; the old one idles out once its runs end.
     const key = `${scopeKey}/${config.name}/${hashConfig(config)}`;
     let entry = this.entries.get(key);
+    let evicted: Entry[] = [];
     if (!entry) {
-      await this.makeRoom(scope, scopeKey, config.name);
+      // Chosen and reserved without awaiting: concurrent acquires see this entry (one handshake)
+      // and its place under the caps.
+      evicted = this.makeRoom(scope, scopeKey, config.name);
       entry = { key, scope, scopeKey, breakerKey: endpointKey(config), leases: 0, lastUsed: this.now, pingFailures: 0, connection: undefined as unknown as McpConnection };
       const created = entry;
       entry.connection = new McpConnection(config, {
@@ -129,10 +136,12 @@ export class McpPool {
     entry.leases++;
     entry.lastUsed = this.now;
     try {
+      // The evicted close first, so the processes and sockets held stay within the caps.
+      await Promise.all(evicted.map((e) => e.connection.close().catch(() => undefined)));
       await this.ensureConnected(entry);
     } catch (err) {
       entry.leases--;
-      if (entry.leases === 0 && !entry.connection.connected) this.entries.delete(entry.key);
+      if (entry.leases === 0 && !entry.connection.connected) this.forget(entry);
       throw err;
     }
     return this.lease(entry);
@@ -145,6 +154,22 @@ export class McpPool {
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(all.map((e) => e.connection.close().catch(() => undefined)));
+  }
+
+  /**
+   * Closes a user's connections (all of them, or one server's) now, and those runs still hold
+   * when they let go: their sessions ended, or that server's config changed.
+   * @returns how many connections were closed or retired.
+   */
+  async closeScope(scope: PoolScope, serverName?: string): Promise<number> {
+    const scopeKey = scopeKeyOf(scope);
+    const matching = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey && (serverName === undefined || e.connection.config.name === serverName));
+    for (const entry of matching) {
+      this.entries.delete(entry.key);
+      entry.retired = true;
+    }
+    await Promise.all(matching.filter((e) => e.leases === 0).map((e) => e.connection.close().catch(() => undefined)));
+    return matching.length;
   }
 
   /** Closes connections nobody holds that were last used more than `idleMs` ago. */
@@ -174,6 +199,7 @@ export class McpPool {
         released = true;
         entry.leases--;
         entry.lastUsed = this.now;
+        if (entry.retired && entry.leases === 0) void entry.connection.close().catch(() => undefined);
       },
     };
   }
@@ -182,27 +208,29 @@ export class McpPool {
   private async ensureConnected(entry: Entry): Promise<void> {
     if (entry.connection.connected) return;
     if (!entry.connecting) {
-      const breaker = this.breakers.get(entry.breakerKey) ?? { failures: 0, nextAttemptAt: 0, attempts: [] };
+      const breaker = this.breakers.get(entry.breakerKey) ?? { failures: 0, nextAttemptAt: 0, failedAt: [] };
       this.breakers.set(entry.breakerKey, breaker);
       const now = this.now;
-      breaker.attempts = breaker.attempts.filter((t) => t > now - 60_000);
+      breaker.failedAt = breaker.failedAt.filter((t) => t > now - 60_000);
       const name = entry.connection.config.name;
       if (now < breaker.nextAttemptAt) {
         throw new McpUnavailableError(name, `${entry.connection.lastError ?? 'it failed'}; next attempt in ${Math.ceil((breaker.nextAttemptAt - now) / 1000)} s`, true);
       }
-      if (breaker.attempts.length >= this.options.attemptsPerMinute) {
-        throw new McpUnavailableError(name, `${entry.connection.lastError ?? 'it failed'}; ${this.options.attemptsPerMinute} attempts in the last minute`, true);
+      if (breaker.failedAt.length >= this.options.attemptsPerMinute) {
+        const retryIn = Math.ceil((breaker.failedAt[0]! + 60_000 - now) / 1000);
+        throw new McpUnavailableError(name, `${entry.connection.lastError ?? 'it failed'}; ${breaker.failedAt.length} failed attempts in the last minute, next in ${retryIn} s`, true);
       }
-      breaker.attempts.push(now);
       entry.connecting = entry.connection
         .connect()
         .then(() => {
           breaker.failures = 0;
           breaker.nextAttemptAt = 0;
+          breaker.failedAt = [];
           entry.pingFailures = 0;
         })
         .catch((err: unknown) => {
           breaker.failures++;
+          breaker.failedAt.push(this.now);
           const backoff = Math.min(this.options.backoffMaxMs, this.options.backoffBaseMs * 2 ** (breaker.failures - 1));
           breaker.nextAttemptAt = this.now + backoff * (0.5 + Math.random());
           throw err;
@@ -214,25 +242,42 @@ export class McpPool {
     await entry.connecting;
   }
 
-  /** Keeps within the per-user and per-process caps by closing the least recently used idle connections. */
-  private async makeRoom(scope: PoolScope, scopeKey: string, name: string): Promise<void> {
+  /**
+   * Keeps within the per-user and per-process caps: takes the least recently used idle
+   * connections out of the pool (the caller closes them).
+   * @throws McpUnavailableError when every connection in the way is in use.
+   */
+  private makeRoom(scope: PoolScope, scopeKey: string, name: string): Entry[] {
+    const evicted: Entry[] = [];
     if (scope.kind === 'user') {
       const mine = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey);
-      if (mine.length >= this.options.maxPerUser && !(await this.evictIdle(mine))) {
-        throw new McpUnavailableError(name, `this user already holds ${this.options.maxPerUser} MCP connections in use on this worker`, true);
+      if (mine.length >= this.options.maxPerUser) {
+        const idle = this.takeIdle(mine);
+        if (!idle) throw new McpUnavailableError(name, `this user already holds ${this.options.maxPerUser} MCP connections in use on this worker`, true);
+        evicted.push(idle);
       }
     }
-    if (this.entries.size >= this.options.maxConnections && !(await this.evictIdle([...this.entries.values()]))) {
-      throw new McpUnavailableError(name, `this worker holds its maximum of ${this.options.maxConnections} MCP connections, all in use`, true);
+    if (this.entries.size >= this.options.maxConnections) {
+      const idle = this.takeIdle([...this.entries.values()]);
+      if (!idle) {
+        // Nothing is closed when the connection cannot be made anyway.
+        for (const e of evicted) this.entries.set(e.key, e);
+        throw new McpUnavailableError(name, `this worker holds its maximum of ${this.options.maxConnections} MCP connections, all in use`, true);
+      }
+      evicted.push(idle);
     }
+    return evicted;
   }
 
-  private async evictIdle(candidates: Entry[]): Promise<boolean> {
+  /** Takes the entry out of the pool unless another has its key already. */
+  private forget(entry: Entry): void {
+    if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+  }
+
+  private takeIdle(candidates: Entry[]): Entry | undefined {
     const idle = candidates.filter((e) => e.leases === 0 && !e.connecting).sort((a, b) => a.lastUsed - b.lastUsed)[0];
-    if (!idle) return false;
-    this.entries.delete(idle.key);
-    await idle.connection.close().catch(() => undefined);
-    return true;
+    if (idle) this.entries.delete(idle.key);
+    return idle;
   }
 
   /** Pings connected servers; enough failures in a row close the connection and hide its tools. */
@@ -242,6 +287,8 @@ export class McpPool {
         if (!entry.connection.connected || entry.connecting) return;
         if (await entry.connection.ping(this.options.pingTimeoutMs)) {
           entry.pingFailures = 0;
+          // Keeps the published status (and its last check) fresh while nothing changes.
+          this.options.onStatus?.(entry.scope, entry.connection);
           return;
         }
         if (++entry.pingFailures < this.options.pingFailuresAllowed) return;
@@ -250,10 +297,14 @@ export class McpPool {
         entry.connection.status = 'error';
         entry.connection.lastError = reason;
         this.options.onStatus?.(entry.scope, entry.connection);
-        if (entry.leases === 0) this.entries.delete(entry.key);
+        if (entry.leases === 0) this.forget(entry);
       }),
     );
   }
+}
+
+function scopeKeyOf(scope: PoolScope): string {
+  return scope.kind === 'global' ? 'global' : `user:${scope.tenantId}:${scope.userId}`;
 }
 
 function hashConfig(config: McpServerConfig): string {

@@ -1,3 +1,4 @@
+import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { Caller } from '#core/session/caller.js';
@@ -36,11 +37,13 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     const servers = serversFor(options.globalServers, own);
     const userScope: PoolScope = { kind: 'user', tenantId: caller.tenantId, userId: caller.userId };
     const leases: Array<{ config: McpServerConfig; lease: McpLease }> = [];
+    const unavailable = new Map<string, string>();
     await Promise.all(
       servers.map(async ({ config, own: isOwn }) => {
         try {
           leases.push({ config, lease: await options.pool.acquire(isOwn ? userScope : { kind: 'global' }, config) });
         } catch (err) {
+          unavailable.set(config.name, err instanceof Error ? err.message : String(err));
           options.logger.warn({ run_id: runId, server: config.name, reason: err instanceof Error ? err.message : String(err) }, 'MCP server unavailable; its tools are left out of this run');
         }
       }),
@@ -48,10 +51,27 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     leases.sort((a, b) => a.config.name.localeCompare(b.config.name));
     return {
       tools: leases.flatMap(({ config, lease }) => mcpTools(config, lease, options.callTimeoutMs)),
-      middleware: [],
+      middleware: unavailable.size > 0 ? [unavailableServers(unavailable)] : [],
       release: async () => {
         for (const { lease } of leases) lease.release();
       },
     };
+  };
+}
+
+/**
+ * Answers a call to a tool of a server that could not be reached for this run (the model may
+ * know its tools from earlier turns) with the reason, instead of "Tool not found".
+ */
+function unavailableServers(reasons: ReadonlyMap<string, string>): AgentMiddleware {
+  return {
+    name: 'mcp-unavailable-servers',
+    async wrapToolCall(call, ctx, next) {
+      const [, server, tool] = call.name.match(/^([^.]+?)(?:\.|__)(.+)$/) ?? [];
+      const reason = server === undefined ? undefined : reasons.get(server);
+      if (reason === undefined) return next(call, ctx);
+      const error = `The ${server} MCP server is unavailable for this turn, so ${server}.${tool} did not run: ${reason}. Trying again in a later turn may work.`;
+      return { success: false, output: { retry: true }, error, status: 'error' };
+    },
   };
 }

@@ -1,6 +1,8 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { Tool, ToolResult } from '#core/tools/tool.js';
+import { HttpConnectionError } from './dropped-stream-fetch.js';
 import { McpUnavailableError, type McpToolEntry } from './mcp-connection.js';
 import type { McpLease } from './mcp-pool.js';
 
@@ -60,22 +62,31 @@ export function renderResult(result: CallToolResult): ToolResult {
   return { success: true, output: structured === undefined ? text : { text, structured_content: structured } };
 }
 
+/** A failed call as the model sees it: what happened, and whether trying again makes sense. */
 function failure(server: string, tool: string, err: unknown, timeoutMs: number): ToolResult {
   const name = qualifiedToolName(server, tool);
+  const fail = (error: string, retry: boolean, status?: ToolResult['status']): ToolResult => ({ success: false, output: { retry }, error, ...(status ? { status } : {}) });
   if (err instanceof McpUnavailableError) {
-    return { success: false, output: { retry: err.retryable }, error: `${err.message}. ${err.retryable ? 'Trying again later may work.' : 'Trying again will not help until its configuration is fixed.'}` };
+    return fail(`${err.message}. ${err.retryable ? 'Trying again later may work.' : 'Trying again will not help until its configuration is fixed.'}`, err.retryable);
+  }
+  if (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403)) {
+    return fail(`The ${server} server refused the call to ${name} (HTTP ${err.code}: not authorized). Trying again will not help until its credentials are fixed.`, false);
+  }
+  if (err instanceof HttpConnectionError && err.unreachable) {
+    return fail(`The ${server} server could not be reached for ${name} (${err.message}); the call did not run. Trying again later may work.`, true);
+  }
+  if (err instanceof HttpConnectionError || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+    const detail = err.message.replace(/^MCP error -?\d+: /, '');
+    return fail(`The ${server} server went away during the call to ${name} (${detail}); whether it took effect is unknown. Check before trying again; the next call reconnects.`, true);
   }
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) {
-      return { success: false, output: { retry: true }, error: `${name} did not answer within ${timeoutMs} ms; the call was cancelled. Trying again may work.`, status: 'timeout' };
-    }
-    if (err.code === ErrorCode.ConnectionClosed) {
-      return { success: false, output: { retry: true }, error: `The ${server} server stopped during the call to ${name}; whether it took effect is unknown. Check before trying again.` };
+      return fail(`${name} did not answer within ${timeoutMs} ms; the call was cancelled. Trying again may work.`, true, 'timeout');
     }
     if (/output schema/i.test(err.message)) {
-      return { success: false, output: { retry: false }, error: `${name} returned output that breaks its own output schema (${err.message}). The server is at fault; trying again will not help.` };
+      return fail(`${name} returned output that breaks its own output schema (${err.message}). The server is at fault; trying again will not help.`, false);
     }
-    return { success: false, output: { retry: false }, error: `${name} failed: ${err.message}` };
+    return fail(`${name} failed: ${err.message}. Trying again with the same arguments will not help.`, false);
   }
-  return { success: false, output: { retry: true }, error: `${name} failed: ${err instanceof Error ? err.message : String(err)}` };
+  return fail(`${name} failed: ${err instanceof Error ? err.message : String(err)}. Trying again may work.`, true);
 }

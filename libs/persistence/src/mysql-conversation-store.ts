@@ -1,39 +1,53 @@
 import type { DataSource } from 'typeorm';
 import type { MysqlConfig } from '#core/config/settings.js';
+import type { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { openDatabase, type OpenDatabaseOptions } from './data-source.js';
+import { MysqlMcpCatalogStore } from './mysql-mcp-catalog-store.js';
+import { MysqlMcpServerStore } from './mysql-mcp-server-store.js';
 import { MysqlMessageStore } from './mysql-message-store.js';
 import { MysqlRunEventArchive } from './mysql-run-event-archive.js';
 import { MysqlRunStore } from './mysql-run-store.js';
 import { MysqlSessionStore } from './mysql-session-store.js';
 
-/** Sessions, messages, runs and run events in MySQL/MariaDB through TypeORM. */
+export interface ConversationStoreOptions extends OpenDatabaseOptions {
+  /** Encrypts MCP servers' secret values (DATAAGENT_SECRET_KEY); without it, servers with secrets are refused. */
+  cipher?: SecretCipher;
+}
+
+/** Sessions, messages, runs, run events, users' MCP servers and MCP tool catalogs in MySQL/MariaDB through TypeORM. */
 export class MysqlConversationStore implements ConversationStore {
   readonly sessions: MysqlSessionStore;
   readonly messages: MysqlMessageStore;
   readonly runs: MysqlRunStore;
   readonly events: MysqlRunEventArchive;
+  readonly mcpServers: MysqlMcpServerStore;
+  readonly mcpCatalog: MysqlMcpCatalogStore;
 
   /**
    * @param dataSource An initialized data source at the latest schema (see openDatabase).
    * @param now The clock for created/updated/finished times and session expiry.
+   * @param cipher Encrypts MCP servers' secret values.
    */
   constructor(
     private readonly dataSource: DataSource,
     now: () => Date = () => new Date(),
+    cipher?: SecretCipher,
   ) {
     this.sessions = new MysqlSessionStore(dataSource, now);
     this.messages = new MysqlMessageStore(dataSource, now);
     this.runs = new MysqlRunStore(dataSource, now);
     this.events = new MysqlRunEventArchive(dataSource, now);
+    this.mcpServers = new MysqlMcpServerStore(dataSource, now, cipher);
+    this.mcpCatalog = new MysqlMcpCatalogStore(dataSource, now);
   }
 
   /**
    * Connects (tolerating a database that is still starting), migrates, and returns the store.
    * @throws DatabaseUnavailableError when the database cannot be reached.
    */
-  static async open(config: MysqlConfig, options?: OpenDatabaseOptions): Promise<MysqlConversationStore> {
-    return new MysqlConversationStore(await openDatabase(config, options));
+  static async open(config: MysqlConfig, options: ConversationStoreOptions = {}): Promise<MysqlConversationStore> {
+    return new MysqlConversationStore(await openDatabase(config, options), undefined, options.cipher);
   }
 
   /** True when the database answers `SELECT 1` within `timeoutMs`. */

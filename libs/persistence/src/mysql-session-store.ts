@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { In, LessThan, type DataSource, type EntityManager, type Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import type { NewSession, Page, SessionRecord, SessionStore } from '#core/session/session-store.js';
+import type { ExpiredSessions, NewSession, Page, SessionRecord, SessionStore } from '#core/session/session-store.js';
 import type { JsonObject } from './entities/column-types.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
@@ -70,27 +70,31 @@ export class MysqlSessionStore implements SessionStore {
     return this.list({ tenantId, assistantId }, page);
   }
 
-  async cleanupExpired(timeoutSeconds: number): Promise<number> {
+  async cleanupExpired(timeoutSeconds: number): Promise<ExpiredSessions> {
     const cutoff = new Date(this.now().getTime() - timeoutSeconds * 1000);
     let removed = 0;
+    const owners = new Map<string, { tenantId: string; userId: string }>();
+    const result = () => ({ removed, owners: [...owners.values()] });
     for (;;) {
       const batch = await this.repo.find({
         select: { sessionId: true },
         where: { lastActiveAt: LessThan(cutoff) },
         take: CLEANUP_CHUNK,
       });
-      if (batch.length === 0) return removed;
+      if (batch.length === 0) return result();
       const ids = batch.map((s) => s.sessionId);
       removed += await this.dataSource.transaction(async (manager) => {
         // Re-check under lock: a session touched since the select above stays.
         const stillExpired = await manager.find(SessionEntity, {
-          select: { sessionId: true },
+          select: { sessionId: true, tenantId: true, userId: true },
           where: { sessionId: In(ids), lastActiveAt: LessThan(cutoff) },
           lock: { mode: 'pessimistic_write' },
         });
-        return deleteSessions(manager, stillExpired.map((s) => s.sessionId));
+        const count = await deleteSessions(manager, stillExpired.map((s) => s.sessionId));
+        for (const s of stillExpired) owners.set(JSON.stringify([s.tenantId, s.userId]), { tenantId: s.tenantId, userId: s.userId });
+        return count;
       });
-      if (batch.length < CLEANUP_CHUNK) return removed;
+      if (batch.length < CLEANUP_CHUNK) return result();
     }
   }
 

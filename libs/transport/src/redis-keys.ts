@@ -27,4 +27,6 @@ export const redisKeys = {
   mcpConfigVersion: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:version`,
   /** Events for all of one user's sockets, on every gateway: JSON {tenant_id, user_id, event}. */
   userEventsChannel: 'da:user-events',
+  /** Tells workers to close MCP connections: JSON {tenant_id, user_id, server_name?, reason}. */
+  mcpReleaseChannel: 'da:mcp:release',
 } as const;

@@ -10,11 +10,13 @@ import { ChatService } from './chat.service.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
-
+import { UserSockets } from './user-sockets.js';
 
 interface SocketData {
   caller: Caller;
   connection?: ChatConnection;
+  /** Stops this socket's user events (mcp_config_changed). */
+  leaveUserEvents?: () => void;
 }
 
 /** Socket.IO namespace /chat: {type, payload} in as `message`, event dicts out as `event`. */
@@ -26,6 +28,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
     private readonly chat: ChatService,
     private readonly control: ControlService,
     private readonly keys: ApiKeyService,
+    private readonly userSockets: UserSockets,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
   ) {}
 
@@ -35,7 +38,8 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
         const header = socket.handshake.headers['x-api-key'];
         const key = (socket.handshake.auth?.apiKey as string | undefined) ?? (Array.isArray(header) ? header[0] : header);
         (socket.data as SocketData).caller = this.keys.resolve(key);
-        next();
+        // Connected only once user events published from now on reach this socket.
+        void this.userSockets.ready().then(() => next());
       } catch (err) {
         const error = err instanceof ApiError ? err : new ApiError(401, 'unauthorized', 'Unauthorized');
         next(Object.assign(new Error(error.message), { data: error.toBody() }));
@@ -68,10 +72,16 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
       this.logger,
       { bufferMaxBytes: clientBufferMaxBytes, messagesPerSecond: clientMessagesPerSecond },
     );
+    data.leaveUserEvents = this.userSockets.add(data.caller, (event) => {
+      socket.emit('event', event);
+      data.connection?.checkBuffer(null, 0);
+    });
   }
 
   handleDisconnect(socket: Socket): void {
-    (socket.data as SocketData).connection?.close();
+    const data = socket.data as SocketData;
+    data.leaveUserEvents?.();
+    data.connection?.close();
   }
 
   @SubscribeMessage('message')

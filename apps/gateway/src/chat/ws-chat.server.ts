@@ -15,6 +15,7 @@ import { SessionAccess } from '../sessions/session-access.service.js';
 import { ChatConnection } from './chat-connection.js';
 import { DROP_GRACE_MS } from './client-limits.js';
 import { ChatService } from './chat.service.js';
+import { UserSockets } from './user-sockets.js';
 
 const PATH = /^\/ws\/chat\/([A-Za-z0-9_-]{1,64})\/?$/;
 
@@ -49,6 +50,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly chat: ChatService,
     private readonly control: ControlService,
     private readonly origins: OriginPolicy,
+    private readonly userSockets: UserSockets,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -98,6 +100,8 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       const header = req.headers['x-api-key'];
       caller = this.keys.resolve((Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('api_key') ?? undefined);
       await this.access.getOwned(caller, sessionId);
+      // Opened only once user events published from now on reach this socket.
+      await this.userSockets.ready();
     } catch (err) {
       refuse(socket, toApiError(err));
       return;
@@ -149,8 +153,16 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       ws.pong(data);
       connection.checkBuffer(null, 0);
     });
-    ws.on('close', () => connection.close());
-    ws.on('error', () => connection.close());
+    const leaveUserEvents = this.userSockets.add(caller, (event) => {
+      send(event);
+      connection.checkBuffer(null, 0);
+    });
+    const closed = () => {
+      leaveUserEvents();
+      connection.close();
+    };
+    ws.on('close', closed);
+    ws.on('error', closed);
   }
 }
 

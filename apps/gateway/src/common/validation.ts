@@ -13,9 +13,13 @@ function flatten(errors: ValidationError[], prefix = ''): Record<string, string[
 }
 
 export function validationError(errors: ValidationError[]): ApiError {
-  const fields = flatten(errors);
+  return invalidFields(flatten(errors));
+}
+
+/** A 422 naming each bad field: `details.fields` maps a field to its messages. */
+export function invalidFields(fields: Record<string, string[]>, errorCode = 'validation_failed', details: Record<string, unknown> = {}): ApiError {
   const summary = Object.entries(fields).map(([f, m]) => `${f}: ${m.join(', ')}`).join('; ');
-  return new ApiError(422, 'validation_failed', `Invalid request: ${summary}`, { fields });
+  return new ApiError(422, errorCode, `Invalid request: ${summary}`, { ...details, fields });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { MysqlConfig, RedisConfig, ServerConfig, StorageConfig } from '#core/config/settings.js';
+import { McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StorageConfig, ToolsConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
@@ -7,9 +7,16 @@ export interface GatewaySettings {
   redis: RedisConfig;
   mysql: MysqlConfig;
   storage: StorageConfig;
+  /** Users' MCP servers: how many, which stdio commands. */
+  mcp: McpConfig;
+  /** The key their secret values are encrypted with. */
+  secrets: SecretsConfig;
+  /** Its outbound allowlist decides which private addresses users' MCP servers may have. */
+  tools: ToolsConfig;
   version: string;
 }
 
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
-  return { ...loadConfigs({ server: ServerConfig, redis: RedisConfig, mysql: MysqlConfig, storage: StorageConfig }, env, argv), version };
+  const classes = { server: ServerConfig, redis: RedisConfig, mysql: MysqlConfig, storage: StorageConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig };
+  return { ...loadConfigs(classes, env, argv), version };
 }

@@ -1,5 +1,6 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createRedis, failFast } from '#transport/redis-connection.js';
@@ -9,11 +10,12 @@ import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
+import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { OriginPolicy } from './origin-policy.js';
 import { REDIS, SETTINGS, STORE, SUBSCRIBER } from './tokens.js';
 
-/** Connections the gateway holds: Redis (commands, one subscriber), the queue, the store. */
+/** Connections the gateway holds: Redis (commands, one subscriber for run and user events), the queue, the store. */
 @Global()
 @Module({})
 export class InfraModule implements OnApplicationShutdown {
@@ -33,16 +35,20 @@ export class InfraModule implements OnApplicationShutdown {
         // Requests fail fast (503) while Redis is down instead of waiting for it.
         { provide: REDIS, useFactory: () => createRedis(redis.url, 'gateway', failFast()) },
         { provide: SUBSCRIBER, useFactory: () => createRedis(redis.url, 'gateway-subscriber') },
-        { provide: STORE, useFactory: () => createConversationStore(settings.server.sessionStore, settings.mysql) },
+        {
+          provide: STORE,
+          useFactory: () => createConversationStore(settings.server.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }),
+        },
         { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },
         { provide: SessionEventRelay, inject: [SUBSCRIBER], useFactory: (s: Redis) => new SessionEventRelay(s) },
         { provide: RunQueue, inject: [REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
         { provide: ControlBus, inject: [REDIS], useFactory: (r: Redis) => new ControlBus(r) },
+        { provide: UserEventBus, inject: [REDIS, SUBSCRIBER], useFactory: (r: Redis, s: Redis) => new UserEventBus(r, s) },
         { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r, settings.server.hitlTimeoutSeconds + redis.runLogTtlSeconds) },
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
         { provide: SessionAdmission, inject: [REDIS], useFactory: (r: Redis) => new SessionAdmission(r) },
       ],
-      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, HitlRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
     };
   }
 

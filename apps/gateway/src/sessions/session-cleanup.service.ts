@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { ConversationStore } from '#core/session/session-store.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
+import { McpReleases } from '../mcp/mcp-releases.service.js';
 
 /** Deletes sessions idle for longer than DATAAGENT_SESSION_TIMEOUT. */
 @Injectable()
@@ -9,7 +10,11 @@ export class SessionCleanup implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('session-cleanup');
   private timer?: NodeJS.Timeout;
 
-  constructor(@Inject(SETTINGS) private readonly settings: GatewaySettings, @Inject(STORE) private readonly store: ConversationStore) {}
+  constructor(
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly mcpReleases: McpReleases,
+  ) {}
 
   onModuleInit(): void {
     const timeout = this.settings.server.sessionTimeoutSeconds;
@@ -24,8 +29,10 @@ export class SessionCleanup implements OnModuleInit, OnModuleDestroy {
 
   async sweep(): Promise<number> {
     try {
-      const removed = await this.store.sessions.cleanupExpired(this.settings.server.sessionTimeoutSeconds);
+      const { removed, owners } = await this.store.sessions.cleanupExpired(this.settings.server.sessionTimeoutSeconds);
       if (removed > 0) this.logger.log(`removed ${removed} expired sessions`);
+      // Users left without a session no longer need their MCP connections on the workers.
+      await this.mcpReleases.sessionsEnded(owners);
       return removed;
     } catch (err) {
       this.logger.warn(`session cleanup failed: ${err instanceof Error ? err.message : err}`);

@@ -8,6 +8,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ControlService } from '../control/control.service.js';
 import { STORE } from '../infra/tokens.js';
+import { McpReleases } from '../mcp/mcp-releases.service.js';
 import { SessionAccess, sessionView } from './session-access.service.js';
 
 export class PageQueryDto {
@@ -32,6 +33,7 @@ export class SessionsController {
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly access: SessionAccess,
     private readonly control: ControlService,
+    private readonly mcpReleases: McpReleases,
   ) {}
 
   /** The caller's sessions, most recently active first. */
@@ -63,6 +65,7 @@ export class SessionsController {
     // The worker stops at its next step; rows it still writes are purged when its run ends.
     await this.control.cancelSession(caller, id);
     await this.store.sessions.delete(id);
+    await this.mcpReleases.sessionsEnded([caller]);
     return { session_id: id, deleted: true };
   }
 

@@ -1,4 +1,4 @@
-import { LlmConfig, MysqlConfig, RedisConfig, ServerConfig, StorageConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import { LlmConfig, McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StorageConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 
@@ -11,12 +11,16 @@ export interface WorkerSettings {
   tools: ToolsConfig;
   storage: StorageConfig;
   mcp: McpRuntimeConfig;
+  /** Users' servers: the per-user cap and the stdio commands they may run. */
+  userMcp: McpConfig;
+  /** Opens users' servers' secret values. */
+  secrets: SecretsConfig;
   sessionStore: 'mysql' | 'memory';
 }
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
   const loaded = loadConfigs(
-    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, server: ServerConfig },
+    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, server: ServerConfig },
     env,
     argv,
   );

@@ -1,20 +1,23 @@
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
+import type { McpConfig } from '#core/config/settings.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
+import { GLOBAL_MCP_OWNER, type McpCatalogOwner, type McpCatalogStore } from '#core/mcp/mcp-catalog-store.js';
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
+import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/session/caller.js';
 import type { McpConnection } from '#mcp/mcp-connection.js';
 import { MCP_POOL_DEFAULTS, McpPool, type PoolScope } from '#mcp/mcp-pool.js';
 import { mcpToolProvider } from '#mcp/mcp-provider.js';
 import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
+import type { McpServerStatus } from '#transport/mcp-status.js';
+import { listenMcpReleases } from '#transport/mcp-release.js';
 import { redisKeys } from '#transport/redis-keys.js';
 
 /** Seconds a published status lives unless a worker refreshes it. */
 const STATUS_TTL_SECONDS = 300;
-/** The scope under which global servers' shared connections report. */
-export const GLOBAL_STATUS_OWNER = { tenantId: '_global', userId: '_global' } as const;
 
 export interface McpRuntime {
   pool: McpPool;
@@ -28,42 +31,65 @@ interface Logger {
   warn(obj: object, msg: string): void;
 }
 
+export interface McpRuntimeOptions {
+  config: McpRuntimeConfig;
+  /** Users' servers: the per-user cap, and the stdio commands they may still run. */
+  userMcp: McpConfig;
+  outboundAllowlist: readonly string[];
+  redis: Redis;
+  store: McpServerStore;
+  /** Where each server's tool catalog is kept (`mcp_tools`). */
+  catalogs: McpCatalogStore;
+  /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
+  releases?: Redis;
+  workerId: string;
+  logger: Logger;
+}
+
 /**
  * A worker's MCP side: the operator's servers from DATAAGENT_MCP_CONFIG, users' servers from the
  * store (reread when their config version in Redis moves), the pool, statuses published to
- * Redis for the gateway, and the provider that equips runs.
+ * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime(
-  config: McpRuntimeConfig,
-  outboundAllowlist: readonly string[],
-  redis: Redis,
-  store: McpServerStore | undefined,
-  workerId: string,
-  logger: Logger,
-): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, releases, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
-  const publish = (scope: PoolScope, connection: McpConnection) => {
-    const owner = scope.kind === 'global' ? GLOBAL_STATUS_OWNER : scope;
+  const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
     const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
-    const status = {
-      status: connection.status,
-      last_error: connection.lastError ?? null,
-      tool_count: connection.catalog.tools.length,
-      catalog_version: connection.catalog.version,
-      last_check: (connection.lastCheck ?? new Date()).toISOString(),
-      worker_id: workerId,
-    };
     redis
       .multi()
-      .hset(key, connection.config.name, JSON.stringify(status))
+      .hset(key, name, JSON.stringify(status))
       .expire(key, STATUS_TTL_SECONDS)
       .exec()
       .catch(() => undefined);
   };
+  // The catalog version each (owner, server) was last stored with: an unchanged catalog is not written again.
+  const savedCatalogs = new Map<string, string>();
+  const saveCatalog = (owner: McpCatalogOwner, connection: McpConnection) => {
+    const { version, partial, tools } = connection.catalog;
+    const key = JSON.stringify([owner.tenantId, owner.userId, connection.config.name]);
+    if (savedCatalogs.get(key) === version) return;
+    savedCatalogs.set(key, version);
+    if (savedCatalogs.size > 10_000) savedCatalogs.delete(savedCatalogs.keys().next().value!);
+    catalogs.save(owner, connection.config.name, { version, partial, tools }).catch((err: unknown) => {
+      savedCatalogs.delete(key);
+      logger.warn({ server: connection.config.name, err: err instanceof Error ? err.message : String(err) }, 'could not store an MCP tool catalog; the next connection tries again');
+    });
+  };
+  const publish = (scope: PoolScope, connection: McpConnection) => {
+    const owner = scope.kind === 'global' ? GLOBAL_MCP_OWNER : scope;
+    if (connection.connected && connection.catalog.version) saveCatalog(owner, connection);
+    writeStatus(owner, connection.config.name, {
+      status: connection.status,
+      last_error: connection.lastError ?? null,
+      tool_count: connection.catalog.tools.length,
+      last_check: (connection.lastCheck ?? new Date()).toISOString(),
+      worker_id: workerId,
+    });
+  };
   const pool = new McpPool({
     ...MCP_POOL_DEFAULTS,
-    maxPerUser: config.maxServersPerUser,
+    maxPerUser: userMcp.maxServersPerUser,
     maxConnections: config.maxConnections,
     connectTimeoutMs: config.connectTimeoutSeconds * 1000,
     idleMs: config.idleSeconds * 1000,
@@ -79,20 +105,46 @@ export async function createMcpRuntime(
   // A user's servers are read again only when the gateway has raised their config version.
   const cache = new Map<string, { version: string; servers: McpServerConfig[] }>();
   const userServers = async (caller: Caller): Promise<McpServerConfig[]> => {
-    if (!store) return [];
     const key = `${caller.tenantId}:${caller.userId}`;
     const version = (await redis.get(redisKeys.mcpConfigVersion(caller.tenantId, caller.userId))) ?? '0';
     const cached = cache.get(key);
     if (cached?.version === version) return cached.servers;
-    const servers = (await store.list(caller.tenantId, caller.userId)).map((s) => s.config);
+    const servers: McpServerConfig[] = [];
+    for (const server of await store.list(caller.tenantId, caller.userId)) {
+      // Not connected, and the status says why: secrets this worker cannot open, or a stdio
+      // command the operator no longer allows users.
+      const refusal = server.unreadableSecrets
+        ? `its secret values (${server.unreadableSecrets.join(', ')}) cannot be decrypted with this worker's DATAAGENT_SECRET_KEY; set them again`
+        : stdioRefusal(server.config, userMcp.stdioAllow)?.reason;
+      if (refusal === undefined) {
+        servers.push(server.config);
+        continue;
+      }
+      if (server.config.disabled) continue;
+      writeStatus(caller, server.config.name, { status: 'error', last_error: refusal, tool_count: 0, last_check: new Date().toISOString(), worker_id: workerId });
+      logger.warn({ tenant_id: caller.tenantId, user_id: caller.userId, server: server.config.name }, `MCP server not connected: ${refusal}`);
+    }
     cache.set(key, { version, servers });
     if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
     return servers;
   };
 
+  if (releases) {
+    await listenMcpReleases(releases, (message) => {
+      const scope: PoolScope = { kind: 'user', tenantId: message.tenant_id, userId: message.user_id };
+      void pool.closeScope(scope, message.server_name).then((closed) => {
+        if (closed > 0) logger.info({ tenant_id: message.tenant_id, user_id: message.user_id, server: message.server_name, reason: message.reason, closed }, 'MCP connections released');
+      });
+    });
+  }
+
   const provider = mcpToolProvider({ pool, globalServers, userServers, callTimeoutMs: config.callTimeoutMs, logger });
   if (globalServers.length > 0) logger.info({ servers: globalServers.map((s) => s.name) }, 'MCP servers configured');
-  return { pool, provider, globalServers, close: () => pool.close() };
+  const close = async () => {
+    await releases?.quit().catch(() => releases.disconnect());
+    await pool.close();
+  };
+  return { pool, provider, globalServers, close };
 }
 
 async function loadConfigFile(file: string, logger: Logger): Promise<McpServerConfig[]> {

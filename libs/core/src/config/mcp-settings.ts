@@ -1,15 +1,11 @@
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { Env } from './env.js';
 
-/** Worker: MCP servers and the per-user connection pools. */
+/** Worker: the operator's MCP servers and the connection pools (users' limits: McpConfig in settings.ts). */
 export class McpRuntimeConfig {
   /** The operator's global servers: a JSON file, `{"servers": [...]}` or `{"mcpServers": {...}}`. */
   @Env('DATAAGENT_MCP_CONFIG') @IsOptional() @IsString()
   configFile?: string;
-
-  /** Connections one user may hold on one worker (and servers one user may register). */
-  @Env('DATAAGENT_MCP_MAX_SERVERS_PER_USER', 'int') @IsInt() @Min(1) @Max(100)
-  maxServersPerUser = 5;
 
   /** Connections one worker holds in all; at the cap the least recently used idle one closes. */
   @Env('DATAAGENT_MCP_MAX_CONNECTIONS', 'int') @IsInt() @Min(1) @Max(100_000)

@@ -2,6 +2,8 @@ import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min
 import { DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
 import { IsApiKeyList } from './api-key-spec.js';
 import { Env } from './env.js';
+import { IsOutboundAllowlist } from './outbound-allowlist.js';
+import { IsSecretKey } from './secret-key.js';
 
 /** Gateway: HTTP, sockets, auth, admission. */
 export class ServerConfig {
@@ -176,8 +178,11 @@ export class WorkerConfig {
 
 /** Built-in tools: outbound HTTP policy, shell, web search. Workspace settings: see workspaceOptionsFromEnv. */
 export class ToolsConfig {
-  /** Hosts, IPs, CIDRs or host:port that outbound tools may reach although private or loopback. */
-  @Env('DATAAGENT_OUTBOUND_ALLOWLIST', 'list') @IsString({ each: true })
+  /**
+   * Hosts, IPs, CIDRs or host:port that outbound tools, and users' remote MCP servers, may reach
+   * although private or loopback.
+   */
+  @Env('DATAAGENT_OUTBOUND_ALLOWLIST', 'list') @IsOutboundAllowlist()
   outboundAllowlist: string[] = [];
 
   @Env('DATAAGENT_SHELL_ENABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
@@ -206,4 +211,25 @@ export class StorageConfig {
   /** Folder of skills (one subfolder with SKILL.md each); missing: no skills. */
   @Env('DATAAGENT_SKILLS_DIR') @IsString() @MinLength(1)
   skillsDir = 'skills';
+}
+
+/** Secrets at rest (users' MCP server env and header values): read by the gateway and the workers alike. */
+export class SecretsConfig {
+  /**
+   * AES-256 key, 64 hex characters or base64 of 32 bytes. Unset: secrets cannot be stored
+   * (`npm start` generates one and keeps it in .data/secret.key).
+   */
+  @Env('DATAAGENT_SECRET_KEY') @IsOptional() @IsSecretKey()
+  secretKey?: string;
+}
+
+/** MCP servers users register themselves: what the gateway accepts, and what workers hold per user. */
+export class McpConfig {
+  /** A user's own servers: the API refuses more, and a worker's pool holds at most this many connections per user. */
+  @Env('DATAAGENT_MCP_MAX_SERVERS_PER_USER', 'int') @IsInt() @Min(1) @Max(100)
+  maxServersPerUser = 5;
+
+  /** stdio commands a user may register: exact commands, or `prefix*`. Empty: users register remote servers only. */
+  @Env('DATAAGENT_MCP_STDIO_ALLOW', 'list') @IsString({ each: true })
+  stdioAllow: string[] = [];
 }

@@ -2,5 +2,5 @@ import { conversationStoreContract } from '#test/support/conversation-store-cont
 import { MemoryConversationStore } from './memory-conversation-store.js';
 
 describe('MemoryConversationStore', () => {
-  conversationStoreContract(async (now) => new MemoryConversationStore(now));
+  conversationStoreContract(async (now, cipher) => new MemoryConversationStore(now, cipher));
 });

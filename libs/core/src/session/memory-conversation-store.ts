@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDict } from '../events/execution-event.js';
+import { MemoryMcpCatalogStore } from '../mcp/memory-mcp-catalog-store.js';
+import { MemoryMcpServerStore } from '../mcp/memory-mcp-server-store.js';
+import type { SecretCipher } from '../secrets/secret-cipher.js';
 import type {
   ConversationStore,
   MessageRecord,
@@ -21,7 +24,17 @@ export class MemoryConversationStore implements ConversationStore {
   private readonly runMap = new Map<string, RunRecord>();
   private readonly eventMap = new Map<string, EventDict[]>();
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  readonly mcpServers: MemoryMcpServerStore;
+  readonly mcpCatalog: MemoryMcpCatalogStore;
+
+  /** @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused. */
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    cipher?: SecretCipher,
+  ) {
+    this.mcpServers = new MemoryMcpServerStore(now, cipher);
+    this.mcpCatalog = new MemoryMcpCatalogStore(now);
+  }
 
   readonly sessions: SessionStore = {
     create: async (input: NewSession) => {
@@ -74,10 +87,14 @@ export class MemoryConversationStore implements ConversationStore {
     cleanupExpired: async (timeoutSeconds) => {
       const cutoff = this.now().getTime() - timeoutSeconds * 1000;
       let removed = 0;
+      const owners = new Map<string, { tenantId: string; userId: string }>();
       for (const s of [...this.sessionMap.values()]) {
-        if (s.lastActiveAt.getTime() < cutoff && (await this.sessions.delete(s.sessionId))) removed++;
+        if (s.lastActiveAt.getTime() < cutoff && (await this.sessions.delete(s.sessionId))) {
+          removed++;
+          owners.set(JSON.stringify([s.tenantId, s.userId]), { tenantId: s.tenantId, userId: s.userId });
+        }
       }
-      return removed;
+      return { removed, owners: [...owners.values()] };
     },
   };
 

@@ -1,4 +1,6 @@
 import type { ChatRole } from '../llm/chat-model.js';
+import type { McpCatalogStore } from '../mcp/mcp-catalog-store.js';
+import type { McpServerStore } from '../mcp/mcp-server-store.js';
 
 export interface SessionRecord {
   sessionId: string;
@@ -35,8 +37,15 @@ export interface SessionStore {
   delete(sessionId: string): Promise<boolean>;
   listByUser(tenantId: string, userId: string, page: Page): Promise<SessionRecord[]>;
   listByAssistant(tenantId: string, assistantId: string, page: Page): Promise<SessionRecord[]>;
-  /** Deletes sessions idle for longer than `timeoutSeconds`; returns how many. */
-  cleanupExpired(timeoutSeconds: number): Promise<number>;
+  /** Deletes sessions idle for longer than `timeoutSeconds`; returns how many, and whose. */
+  cleanupExpired(timeoutSeconds: number): Promise<ExpiredSessions>;
+}
+
+/** What a cleanup removed. */
+export interface ExpiredSessions {
+  removed: number;
+  /** Each user one of whose sessions was removed, once. */
+  owners: Array<{ tenantId: string; userId: string }>;
 }
 
 export interface MessageRecord {
@@ -108,6 +117,10 @@ export interface ConversationStore {
   messages: MessageStore;
   runs: RunStore;
   events: RunEventArchive;
+  /** Users' own MCP servers, secret values encrypted at rest. */
+  mcpServers: McpServerStore;
+  /** Each MCP server's tools, as a worker last listed them (`mcp_tools`). */
+  mcpCatalog: McpCatalogStore;
   /** True when the backing database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,0 +1,146 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
+import { MCP_NAME_PATTERN } from '#core/mcp/mcp-config.js';
+import { SecretKeyRequiredError, type McpServerOwner } from '#core/mcp/mcp-secrets.js';
+import { McpServerExistsError, McpServerLimitError, type UserMcpServer } from '#core/mcp/mcp-server-store.js';
+import { checkUserMcpServer, type UserServerPolicy } from '#core/mcp/user-server-policy.js';
+import type { Caller } from '#core/session/caller.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { toAllowRules } from '#core/tools/builtin/net/outbound-guard.js';
+import { announceMcpConfigChange } from '#transport/mcp-config-changes.js';
+import { readMcpStatuses } from '#transport/mcp-status.js';
+import { ApiError } from '../common/api-error.js';
+import { invalidFields } from '../common/validation.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import { McpReleases } from './mcp-releases.service.js';
+import { globalServerView, mcpCatalogView, mcpServerView } from './mcp-server.view.js';
+
+/** The user_id column's width: longer ids cannot own anything. */
+const MAX_USER_ID_LENGTH = 128;
+
+/**
+ * Users' MCP servers: who may see them, what may be registered, and telling workers and the
+ * user's sockets after each change.
+ */
+@Injectable()
+export class McpServersService {
+  private readonly policy: UserServerPolicy;
+  private readonly maxServers: number;
+
+  constructor(
+    @Inject(SETTINGS) settings: GatewaySettings,
+    @Inject(STORE) private readonly store: ConversationStore,
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly releases: McpReleases,
+  ) {
+    this.policy = { stdioAllow: settings.mcp.stdioAllow, outbound: { allowlist: toAllowRules(settings.tools.outboundAllowlist) } };
+    this.maxServers = settings.mcp.maxServersPerUser;
+  }
+
+  /**
+   * The user's own servers, and the operator's global ones they also get (as workers last
+   * reported them; one of the user's by the same name overrides it).
+   * @throws ApiError 404 for another user (unless the caller is an admin of their tenant).
+   */
+  async list(caller: Caller, userId: string) {
+    const owner = this.owner(caller, userId);
+    const [servers, statuses, globalStatuses] = await Promise.all([
+      this.store.mcpServers.list(owner.tenantId, owner.userId),
+      readMcpStatuses(this.redis, owner.tenantId, owner.userId),
+      readMcpStatuses(this.redis, GLOBAL_MCP_OWNER.tenantId, GLOBAL_MCP_OWNER.userId),
+    ]);
+    const own = new Set(servers.map((s) => s.config.name));
+    const globalServers = [...globalStatuses]
+      .filter(([name]) => !own.has(name))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, status]) => globalServerView(name, status));
+    return { servers: servers.map((s) => mcpServerView(s, statuses.get(s.config.name))), global_servers: globalServers, max_servers: this.maxServers };
+  }
+
+  /**
+   * A server's tools as a worker last listed them (`mcp_tools`), named `server.tool`: the user's
+   * own server of that name, else the operator's global one.
+   * @throws ApiError 404 for another user, or a server the user neither has nor gets globally.
+   */
+  async tools(caller: Caller, userId: string, name: string) {
+    const owner = this.owner(caller, userId);
+    if (!MCP_NAME_PATTERN.test(name)) throw serverNotFound(name);
+    const own = await this.store.mcpServers.get(owner.tenantId, owner.userId, name);
+    const catalog = await this.store.mcpCatalog.get(own ? owner : GLOBAL_MCP_OWNER, name);
+    if (!own && !catalog) throw serverNotFound(name);
+    return mcpCatalogView(name, own ? 'user' : 'global', catalog);
+  }
+
+  /** @throws ApiError 404, 403 (stdio not allowlisted), 409 (name taken), 422 (bad fields, over the limit, no secret key). */
+  async create(caller: Caller, userId: string, body: unknown) {
+    const owner = this.owner(caller, userId);
+    const server = await this.admit(body);
+    let created: UserMcpServer;
+    try {
+      created = await this.store.mcpServers.create(owner.tenantId, owner.userId, server, { maxServers: this.maxServers });
+    } catch (err) {
+      if (err instanceof McpServerExistsError) {
+        throw new ApiError(409, 'mcp_server_exists', `An MCP server named "${server.name}" exists already; PUT replaces it`, { server_name: server.name });
+      }
+      if (err instanceof McpServerLimitError) {
+        const message = `would be one more than the ${err.maxServers} MCP servers a user may have (DATAAGENT_MCP_MAX_SERVERS_PER_USER): delete one first`;
+        throw invalidFields({ name: [message] }, 'mcp_server_limit', { max_servers: err.maxServers });
+      }
+      throw storeError(err);
+    }
+    await announceMcpConfigChange(this.redis, owner.tenantId, owner.userId, server.name, 'created');
+    return mcpServerView(created);
+  }
+
+  /** @throws ApiError 404 (no such user or server), 403, 422 (bad fields, another name in the body, no secret key). */
+  async replace(caller: Caller, userId: string, name: string, body: unknown) {
+    const owner = this.owner(caller, userId);
+    if (!MCP_NAME_PATTERN.test(name)) throw serverNotFound(name);
+    const server = await this.admit(body, name);
+    const updated = await this.store.mcpServers.update(owner.tenantId, owner.userId, name, server).catch((err: unknown) => {
+      throw storeError(err);
+    });
+    if (!updated) throw serverNotFound(name);
+    await announceMcpConfigChange(this.redis, owner.tenantId, owner.userId, name, 'updated');
+    await this.releases.serverChanged(owner.tenantId, owner.userId, name);
+    return mcpServerView(updated);
+  }
+
+  /** @throws ApiError 404 (no such user or server). */
+  async remove(caller: Caller, userId: string, name: string) {
+    const owner = this.owner(caller, userId);
+    if (!MCP_NAME_PATTERN.test(name) || !(await this.store.mcpServers.delete(owner.tenantId, owner.userId, name))) throw serverNotFound(name);
+    await this.store.mcpCatalog.delete(owner, name);
+    await announceMcpConfigChange(this.redis, owner.tenantId, owner.userId, name, 'deleted');
+    await this.releases.serverChanged(owner.tenantId, owner.userId, name);
+    return { name, deleted: true };
+  }
+
+  /** Users manage their own servers; an admin, any user's of their tenant. */
+  private owner(caller: Caller, userId: string): McpServerOwner {
+    const allowed = userId === caller.userId || caller.role === 'admin';
+    if (!allowed || userId.length === 0 || userId.length > MAX_USER_ID_LENGTH) throw ApiError.notFound('user', userId);
+    return { tenantId: caller.tenantId, userId };
+  }
+
+  private async admit(body: unknown, pathName?: string) {
+    const check = await checkUserMcpServer(body, this.policy, pathName);
+    if (check.ok) return check.server;
+    if (check.status === 403) throw new ApiError(403, 'mcp_server_not_allowed', check.reason, { field: check.field });
+    const fields: Record<string, string[]> = {};
+    for (const { field, message } of check.errors) (fields[field] ??= []).push(message);
+    throw invalidFields(fields);
+  }
+}
+
+function storeError(err: unknown): unknown {
+  if (!(err instanceof SecretKeyRequiredError)) return err;
+  const message = 'cannot be stored: secret values are kept encrypted, and this deployment has no DATAAGENT_SECRET_KEY (the operator sets it on the gateways and workers)';
+  return invalidFields(Object.fromEntries(err.fields.map((f) => [f, [message]])), 'secret_key_required');
+}
+
+function serverNotFound(name: string): ApiError {
+  return new ApiError(404, 'mcp_server_not_found', `MCP server not found: ${name}`, { server_name: name });
+}

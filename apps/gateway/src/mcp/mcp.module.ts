@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { McpReleases } from './mcp-releases.service.js';
+import { McpServersController } from './mcp-servers.controller.js';
+import { McpServersService } from './mcp-servers.service.js';
+
+/** Users' own MCP servers: REST registry in MySQL; the workers connect to them, and are told when to let go. */
+@Module({ controllers: [McpServersController], providers: [McpServersService, McpReleases], exports: [McpReleases] })
+export class McpModule {}

@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+import { redisKeys } from './redis-keys.js';
+
+/** Workers close a user's MCP connections: all of them when their sessions ended, or one server's after its config changed. */
+export interface McpReleaseMessage {
+  tenant_id: string;
+  user_id: string;
+  /** Only this server's connection; absent: all the user's. */
+  server_name?: string;
+  reason: 'sessions_ended' | 'config_changed';
+}
+
+/** Publishes releases for every worker (at most once: a worker that misses one closes the connections when idle). */
+export async function announceMcpRelease(redis: Redis, messages: readonly McpReleaseMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  const pipeline = redis.pipeline();
+  for (const message of messages) pipeline.publish(redisKeys.mcpReleaseChannel, JSON.stringify(message));
+  const results = await pipeline.exec();
+  const failed = results?.find(([err]) => err)?.[0];
+  if (failed) throw failed;
+}
+
+/**
+ * Subscribes `subscriber` (a connection used for nothing else) to releases.
+ * @returns once subscribed.
+ */
+export async function listenMcpReleases(subscriber: Redis, handler: (message: McpReleaseMessage) => void): Promise<void> {
+  subscriber.on('message', (channel: string, raw: string) => {
+    if (channel !== redisKeys.mcpReleaseChannel) return;
+    const message = parseRelease(raw);
+    if (message) handler(message);
+  });
+  await subscriber.subscribe(redisKeys.mcpReleaseChannel);
+}
+
+function parseRelease(raw: string): McpReleaseMessage | null {
+  try {
+    const m = JSON.parse(raw) as Partial<McpReleaseMessage>;
+    const ok =
+      typeof m.tenant_id === 'string' &&
+      typeof m.user_id === 'string' &&
+      (m.server_name === undefined || typeof m.server_name === 'string') &&
+      (m.reason === 'sessions_ended' || m.reason === 'config_changed');
+    return ok ? (m as McpReleaseMessage) : null;
+  } catch {
+    return null;
+  }
+}

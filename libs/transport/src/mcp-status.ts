@@ -1,0 +1,47 @@
+import type { Redis } from 'ioredis';
+import { redisKeys } from './redis-keys.js';
+
+export const MCP_SERVER_STATES = ['connected', 'connecting', 'disconnected', 'error'] as const;
+export type McpServerState = (typeof MCP_SERVER_STATES)[number];
+
+/** One server's status for one user, as the worker that last checked it wrote it. */
+export interface McpServerStatus {
+  status: McpServerState;
+  last_error: string | null;
+  tool_count: number | null;
+  /** ISO 8601. */
+  last_check: string | null;
+  worker_id: string | null;
+}
+
+/**
+ * A user's MCP server statuses from {@link redisKeys.mcpStatus}, by server name. Entries that
+ * are not valid JSON or have no known status are left out (the API shows them as unknown).
+ */
+export async function readMcpStatuses(redis: Redis, tenantId: string, userId: string): Promise<Map<string, McpServerStatus>> {
+  const hash = await redis.hgetall(redisKeys.mcpStatus(tenantId, userId));
+  const statuses = new Map<string, McpServerStatus>();
+  for (const [name, raw] of Object.entries(hash)) {
+    const status = parseStatus(raw);
+    if (status) statuses.set(name, status);
+  }
+  return statuses;
+}
+
+function parseStatus(raw: string): McpServerStatus | null {
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || !(MCP_SERVER_STATES as readonly unknown[]).includes(value.status)) return null;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    status: value.status as McpServerState,
+    last_error: text(value.last_error),
+    tool_count: typeof value.tool_count === 'number' ? value.tool_count : null,
+    last_check: text(value.last_check),
+    worker_id: text(value.worker_id),
+  };
+}

@@ -1,0 +1,120 @@
+import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { MCP_POOL_DEFAULTS, McpPool, type McpLease, type PoolScope } from '#mcp/mcp-pool.js';
+import { EVERYTHING, startEverything, type RunningServer } from './support/mcp-servers.js';
+
+/** A worker's MCP pool against real server-everything processes: sharing, caps, idle close, no leaks. */
+describe('the MCP connection pool', () => {
+  const stdio: McpServerConfig = { name: 'ev', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] };
+  const user = (n: number): PoolScope => ({ kind: 'user', tenantId: 't', userId: `u${n}` });
+  const signal = new AbortController().signal;
+  const pools: McpPool[] = [];
+  const pool = (options: Partial<ConstructorParameters<typeof McpPool>[0]> = {}) => {
+    const created = new McpPool({ ...MCP_POOL_DEFAULTS, maxPerUser: 5, maxConnections: 100, connectTimeoutMs: 20_000, idleMs: 60_000, ...options });
+    pools.push(created);
+    return created;
+  };
+  const alive = (pid: number | undefined) => {
+    if (!pid) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const until = async (check: () => boolean, what: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.close()));
+  });
+
+  it("shares one handshake among a user's concurrent runs, and one connection among all users for a global server", async () => {
+    const p = pool();
+    const leases = await Promise.all(Array.from({ length: 10 }, () => p.acquire(user(1), stdio)));
+    expect(new Set(leases.map((l) => l.connection)).size).toBe(1);
+    const shared = await Promise.all([1, 2, 3].map(() => p.acquire({ kind: 'global' }, stdio)));
+    expect(new Set(shared.map((l) => l.connection)).size).toBe(1);
+    expect(p.stats()).toMatchObject({ total: 2, byScope: { 'user:t:u1': 1, global: 1 } });
+    expect(await leases[0]!.callTool('echo', { message: 'x' }, { signal, timeoutMs: 5_000 })).toMatchObject({ content: [{ text: 'Echo: x' }] });
+    await p.close();
+  });
+
+  it("keeps a user within their cap, closing their least recently used idle connection first, and refuses when all are in use", async () => {
+    const p = pool({ maxPerUser: 2 });
+    const servers = [1, 2, 3].map((i): McpServerConfig => ({ ...stdio, name: `ev${i}` }));
+    const a = await p.acquire(user(1), servers[0]!);
+    const b = await p.acquire(user(1), servers[1]!);
+    await expect(p.acquire(user(1), servers[2]!)).rejects.toThrow('already holds 2 MCP connections');
+    // Another user is not affected by this one's cap.
+    (await p.acquire(user(2), servers[2]!)).release();
+    const oldest = a.connection.pid;
+    a.release();
+    b.release();
+    const c = await p.acquire(user(1), servers[2]!);
+    expect(p.stats().byScope['user:t:u1']).toBe(2);
+    await until(() => !alive(oldest), 'the evicted server process exits');
+    expect(alive(b.connection.pid)).toBe(true);
+    c.release();
+    await p.close();
+  });
+
+  it('closes connections idle past the idle time, on a timer, and leaves no process behind', async () => {
+    const p = pool({ idleMs: 300 });
+    const lease = await p.acquire(user(1), stdio);
+    const pid = lease.connection.pid;
+    expect(alive(pid)).toBe(true);
+    lease.release();
+    await until(() => p.stats().total === 0 && !alive(pid), 'the idle connection closes and its process exits');
+  });
+
+  it('keeps 20 users with one stdio server each within the process cap, and leaves no process after closing', async () => {
+    const p = pool({ maxConnections: 5 });
+    const pids = new Set<number>();
+    let most = 0;
+    for (let i = 0; i < 20; i++) {
+      const lease: McpLease = await p.acquire(user(100 + i), stdio);
+      pids.add(lease.connection.pid!);
+      expect(await lease.callTool('get-sum', { a: i, b: 1 }, { signal, timeoutMs: 5_000 })).toMatchObject({ content: [{ text: `The sum of ${i} and 1 is ${i + 1}.` }] });
+      lease.release();
+      most = Math.max(most, p.stats().total, [...pids].filter(alive).length);
+    }
+    expect(pids.size).toBe(20);
+    expect(most).toBeLessThanOrEqual(5);
+    await p.close();
+    await until(() => [...pids].every((pid) => !alive(pid)), 'every server process exits');
+  });
+
+  describe('over streamable HTTP', () => {
+    let http: RunningServer;
+    beforeAll(async () => {
+      http = await startEverything('streamableHttp');
+    });
+    afterAll(async () => {
+      await http?.stop();
+    });
+
+    it('serves 200 users with one server each on one worker within the caps', async () => {
+      const p = pool({ maxConnections: 50 });
+      const config: McpServerConfig = { name: 'ev', transport: 'streamable-http', url: http.url };
+      let most = 0;
+      for (let round = 0; round < 4; round++) {
+        // 50 users at a time hold their lease together, then let go.
+        const leases = await Promise.all(Array.from({ length: 50 }, (_, i) => p.acquire(user(1000 + round * 50 + i), config)));
+        most = Math.max(most, p.stats().total);
+        const answers = await Promise.all(leases.map((l, i) => l.callTool('echo', { message: `u${round * 50 + i}` }, { signal, timeoutMs: 10_000 })));
+        expect(answers.map((a) => (a.content as Array<{ text: string }>)[0]!.text)).toEqual(leases.map((_, i) => `Echo: u${round * 50 + i}`));
+        for (const l of leases) l.release();
+      }
+      expect(most).toBe(50);
+      expect(p.stats().total).toBeLessThanOrEqual(50);
+      await p.close();
+      expect(p.stats().total).toBe(0);
+    });
+  });
+});
