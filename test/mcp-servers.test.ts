@@ -85,6 +85,18 @@ describe('MCP servers from the config file', () => {
     expect(offered.find((f) => f.name === 'ev-http__echo')?.description).toContain('the everything server');
   });
 
+  it('describes an image to the model and keeps it whole in the tool_result event', async () => {
+    const { run } = await chat('[[tool:ev-http__get-tiny-image {}]]');
+    const result = run.find((e) => e.event_type === 'tool_result')!;
+    expect(result.status).toBe('success');
+    const image = (result.content as Array<{ type: string; data?: string; mimeType?: string }>).find((c) => c.type === 'image')!;
+    expect(image).toMatchObject({ mimeType: 'image/png', data: expect.stringMatching(/^[A-Za-z0-9+/]{100,}={0,2}$/) });
+    const call = run.find((e) => e.event_type === 'tool_call')!;
+    const told = system.llm.requests.flatMap((r) => r.body.messages ?? []).find((m) => m.role === 'tool' && m.tool_call_id === call.tool_call_id)!;
+    expect(String(told.content)).toMatch(/\[image image\/png, \d+ bytes\]/);
+    expect(String(told.content)).not.toContain(image.data!.slice(0, 40));
+  });
+
   it('runs a tool written as a <tool_action> tag under its dotted name', async () => {
     const { run } = await chat(rawDirective(['Adding: <tool_action name="ev-http.get-sum"><a value="1" /><b value="2" /></tool_action>']));
     expect(run.find((e) => e.event_type === 'tool_call')).toMatchObject({ tool_name: 'ev-http.get-sum', tool_args: { a: '1', b: '2' } });

@@ -44,6 +44,7 @@ function mcpTool(server: McpServerConfig, entry: McpToolEntry, lease: McpLease, 
 /**
  * A tool result for the model: text as it is, structured content as JSON beside it, images,
  * audio and resources described by kind, size and address (their bytes stay out of the prompt).
+ * When there are such blocks, the MCP content goes whole into `content`, for the event.
  */
 export function renderResult(result: CallToolResult): ToolResult {
   const parts: string[] = [];
@@ -57,9 +58,11 @@ export function renderResult(result: CallToolResult): ToolResult {
     }
   }
   const text = parts.join('\n');
-  if (result.isError) return { success: false, output: null, error: text || 'The tool reported an error' };
+  // Images, audio and resources reach clients whole, in the event; the model gets their description.
+  const whole = (result.content ?? []).some((item) => item.type !== 'text') ? { content: result.content } : {};
+  if (result.isError) return { success: false, output: null, error: text || 'The tool reported an error', ...whole };
   const structured = result.structuredContent;
-  return { success: true, output: structured === undefined ? text : { text, structured_content: structured } };
+  return { success: true, output: structured === undefined ? text : { text, structured_content: structured }, ...whole };
 }
 
 /** A failed call as the model sees it: what happened, and whether trying again makes sense. */

@@ -12,7 +12,7 @@ import {
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
 import type { Caller } from '../session/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
-import { capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
+import { capToolContent, capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
 import { argsHash } from '../tools/call-hash.js';
 import { isReadOnlyCall, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { AgentConfig } from './agent-config.js';
@@ -255,8 +255,9 @@ export class AgentExecutor {
     const status = result.status ?? (result.success ? 'success' : 'error');
     const payload = result.success ? result.output : { success: false, error: result.error, ...(result.output ? { details: result.output } : {}) };
     // Every tool's result passes here, so one cap keeps the event, the Redis log, MySQL and the prompt bounded.
-    const { result: shown, content } = capToolOutput(payload, this.config.toolResultMaxBytes ?? DEFAULT_TOOL_RESULT_MAX_BYTES);
-    const events = [...extra, new ToolResultEvent(envelope, call.id, shown, status)];
+    const maxBytes = this.config.toolResultMaxBytes ?? DEFAULT_TOOL_RESULT_MAX_BYTES;
+    const { result: shown, content } = capToolOutput(payload, maxBytes);
+    const events = [...extra, new ToolResultEvent(envelope, call.id, shown, status, capToolContent(result.content, maxBytes))];
     await add({ role: 'tool', name: call.name, toolCallId: call.id, content }, { replay: events.map((e) => e.toDict()) });
     yield* events;
     return 'done';

@@ -144,11 +144,13 @@ export class ToolResultEvent extends ExecutionEvent {
     readonly toolCallId: string,
     readonly result: unknown,
     readonly status: ToolResultStatus,
+    /** The tool's own result in full, for clients (an MCP tool's content blocks, images included); the model saw `result`. */
+    readonly content?: unknown,
   ) {
     super(envelope);
   }
   protected payload() {
-    return { tool_call_id: this.toolCallId, result: this.result, status: this.status };
+    return { tool_call_id: this.toolCallId, result: this.result, status: this.status, ...(this.content !== undefined ? { content: this.content } : {}) };
   }
 }
 
@@ -255,7 +257,7 @@ const builders: Record<EventType, Builder> = {
   run_started: (e, d) => new RunStartedEvent(e, str(d.worker_id)),
   text: (e, d) => new TextEvent(e, str(d.content), d.is_final === true),
   tool_call: (e, d) => new ToolCallEvent(e, str(d.tool_name), obj(d.tool_args), str(d.tool_call_id)),
-  tool_result: (e, d) => new ToolResultEvent(e, str(d.tool_call_id), d.result, str(d.status, 'success') as ToolResultStatus),
+  tool_result: (e, d) => new ToolResultEvent(e, str(d.tool_call_id), d.result, str(d.status, 'success') as ToolResultStatus, d.content),
   hitl_request: (e, d) =>
     new HitlRequestEvent(
       e,

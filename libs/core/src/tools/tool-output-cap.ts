@@ -20,3 +20,13 @@ export function capToolOutput(payload: unknown, maxBytes: number): { result: unk
   );
   return { result: capped, content: capped };
 }
+
+/**
+ * A tool's full result for the event (ToolResult.content), or undefined when its JSON is over
+ * `maxBytes`: the event then carries only what the model saw, which is capped with a marker.
+ */
+export function capToolContent(content: unknown, maxBytes: number): unknown {
+  if (content === undefined) return undefined;
+  const json = JSON.stringify(content);
+  return json !== undefined && Buffer.byteLength(json) <= maxBytes ? content : undefined;
+}

@@ -20,6 +20,11 @@ export interface ToolResult {
   error?: string;
   /** The outcome's kind when success/error does not say it all (a tool that enforces its own timeout says `timeout`). */
   status?: 'success' | 'error' | 'timeout' | 'cancelled';
+  /**
+   * The tool's own result in full, for people and clients only: the `tool_result` event's
+   * `content` (an MCP tool's content blocks with their images, say). The model gets `output`.
+   */
+  content?: unknown;
 }
 
 export interface Tool {
