@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat } from './support/event-waits.js';
-import { EVERYTHING, startEverything, type RunningServer } from './support/mcp-servers.js';
+import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
+import { EVERYTHING, startEverything, startRecordingProxy, type RecordingProxy, type RunningServer } from './support/mcp-servers.js';
 import { rawDirective } from './support/scripted-llm-server.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -17,9 +17,11 @@ describe('MCP servers from the config file', () => {
   let dir: string;
   let sse: RunningServer;
   let http: RunningServer;
+  let proxy: RecordingProxy;
 
   beforeAll(async () => {
     [sse, http] = await Promise.all([startEverything('sse'), startEverything('streamableHttp')]);
+    proxy = await startRecordingProxy(http);
     dir = mkdtempSync(join(tmpdir(), 'da-mcp-'));
     const file = join(dir, 'mcp.json');
     // The Claude Desktop shape; the seed's {"servers": [...]} is tested with the parser.
@@ -30,13 +32,17 @@ describe('MCP servers from the config file', () => {
           'ev-stdio': { command: process.execPath, args: [EVERYTHING, 'stdio'] },
           'ev-sse': { url: sse.url },
           'ev-http': { type: 'http', url: http.url, description: 'the everything server' },
+          // The same server seen through a proxy that records what the worker sends it; calls
+          // without progress time out after 1.5 s.
+          'ev-watched': { type: 'http', url: proxy.url, timeout_ms: 1_500 },
         },
       }),
     );
-    system = await TestSystem.start({ env: { DATAAGENT_MCP_CONFIG: file, DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${sse.port},127.0.0.1:${http.port}` } });
+    system = await TestSystem.start({ env: { DATAAGENT_MCP_CONFIG: file, DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${sse.port},127.0.0.1:${http.port},127.0.0.1:${proxy.port}` } });
   });
   afterAll(async () => {
     await system?.stop();
+    await proxy?.stop();
     await Promise.all([sse?.stop(), http?.stop()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -95,6 +101,37 @@ describe('MCP servers from the config file', () => {
     const told = system.llm.requests.flatMap((r) => r.body.messages ?? []).find((m) => m.role === 'tool' && m.tool_call_id === call.tool_call_id)!;
     expect(String(told.content)).toMatch(/\[image image\/png, \d+ bytes\]/);
     expect(String(told.content)).not.toContain(image.data!.slice(0, 40));
+  });
+
+  it('keeps a call that reports progress alive past its timeout', async () => {
+    // 3 s of work in 6 steps against a 1.5 s timeout: each progress notification restarts it.
+    const { run } = await chat('[[tool:ev-watched__trigger-long-running-operation {"duration":3,"steps":6}]]');
+    expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'success', result: expect.stringContaining('Long running operation completed') });
+  });
+
+  it('cancelling a run during trigger-long-running-operation ends it cancelled and sends the server notifications/cancelled', async () => {
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      const count = (method: string) => proxy.methods.filter((m) => m === method).length;
+      const callsBefore = count('tools/call');
+      const ack = await sendChat(socket, { message: '[[tool:ev-watched__trigger-long-running-operation {"duration":30,"steps":60}]]' });
+      await waitUntil(() => count('tools/call') === callsBefore + 1);
+      const cancelledBefore = count('notifications/cancelled');
+      const sentAt = Date.now();
+      const answer = await api(system.url, 'POST', `/chat/${ack.session_id}/cancel`, { apiKey: TEST_API_KEY });
+      expect(answer.body).toMatchObject({ cancelled: true, run_ids: [ack.run_id] });
+      const done = await events.done(ack.run_id);
+      const cancelToDoneMs = Date.now() - sentAt;
+      expect(done.cancelled).toBe(true);
+      const run = events.ofRun(ack.run_id);
+      assertWellFormedRun(run);
+      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'tool_call', 'done']);
+      await waitUntil(() => count('notifications/cancelled') === cancelledBefore + 1);
+      process.stderr.write(`[figure] cancel during trigger-long-running-operation -> done: ${cancelToDoneMs} ms\n`);
+    } finally {
+      socket.disconnect();
+    }
   });
 
   it('runs a tool written as a <tool_action> tag under its dotted name', async () => {

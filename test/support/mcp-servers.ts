@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +47,60 @@ export async function startEverything(mode: 'sse' | 'streamableHttp', port?: num
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       proc.kill('SIGKILL');
       await once(proc, 'exit');
+    },
+  };
+}
+
+export interface RecordingProxy {
+  url: string;
+  port: number;
+  /** JSON-RPC methods of the requests and notifications the client sent, in order. */
+  methods: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A loopback reverse proxy in front of a streamable HTTP MCP server that records the JSON-RPC
+ * methods clients send (so a test can see `notifications/cancelled` reach a server it cannot
+ * look into) and streams answers back untouched.
+ */
+export async function startRecordingProxy(target: RunningServer): Promise<RecordingProxy> {
+  const methods: string[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      try {
+        const parsed = body.length > 0 ? (JSON.parse(body.toString('utf8')) as unknown) : undefined;
+        for (const message of Array.isArray(parsed) ? parsed : parsed ? [parsed] : []) {
+          if (typeof (message as { method?: unknown }).method === 'string') methods.push((message as { method: string }).method);
+        }
+      } catch {
+        // Not JSON: forwarded as it is.
+      }
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${target.port}` } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      res.on('close', () => upstream.destroy());
+      upstream.end(body);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    methods,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     },
   };
 }

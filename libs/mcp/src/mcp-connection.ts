@@ -35,6 +35,9 @@ export interface ListLimits {
   timeoutMs: number;
 }
 
+/** A call that keeps reporting progress may run this many times its timeout, and no longer. */
+export const PROGRESS_MAX_FACTOR = 10;
+
 export const DEFAULT_LIST_LIMITS: ListLimits = { maxPages: 20, maxTools: 500, maxBytes: 2 * 1024 * 1024, timeoutMs: 15_000 };
 
 /** Why a server could not be reached, in words a person (or the model) can act on. */
@@ -152,7 +155,7 @@ export class McpConnection {
           signal: options.signal,
           timeout: options.timeoutMs,
           resetTimeoutOnProgress: true,
-          maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * 10,
+          maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR,
           onprogress: () => {},
         })) as CallToolResult;
       } catch (err) {

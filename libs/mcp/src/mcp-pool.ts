@@ -44,7 +44,7 @@ export const MCP_POOL_DEFAULTS: Omit<McpPoolOptions, 'maxPerUser' | 'maxConnecti
 export interface McpLease {
   readonly connection: McpConnection;
   /** Calls a tool, reconnecting first (within the backoff and breaker) when the connection dropped. */
-  callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult>;
   release(): void;
 }
 

@@ -3,7 +3,7 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { Tool, ToolResult } from '#core/tools/tool.js';
 import { HttpConnectionError } from './dropped-stream-fetch.js';
-import { McpUnavailableError, type McpToolEntry } from './mcp-connection.js';
+import { McpUnavailableError, PROGRESS_MAX_FACTOR, type McpToolEntry } from './mcp-connection.js';
 import type { McpLease } from './mcp-pool.js';
 
 /** A tool's name in events, the audit and the API: `server.tool`. */
@@ -29,8 +29,9 @@ function mcpTool(server: McpServerConfig, entry: McpToolEntry, lease: McpLease, 
     parameters: { type: 'object', ...schema },
     readOnly: entry.annotations?.readOnlyHint === true,
     idempotent: entry.annotations?.idempotentHint === true,
-    // The call ends itself at `timeoutMs` (and cancels it on the server); the dispatcher's own limit is a backstop.
-    timeoutMs: timeoutMs + 1_000,
+    // The call ends itself at `timeoutMs` without progress, or at the hard maximum with it (and
+    // cancels it on the server); the dispatcher's own limit is a backstop past the maximum.
+    timeoutMs: timeoutMs * PROGRESS_MAX_FACTOR + 1_000,
     async execute(args, ctx): Promise<ToolResult> {
       try {
         return renderResult(await lease.callTool(entry.name, args, { signal: ctx.signal, timeoutMs }));
