@@ -1,6 +1,11 @@
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { MCP_POOL_DEFAULTS, McpPool, type McpLease, type PoolScope } from '#mcp/mcp-pool.js';
-import { EVERYTHING, startEverything, type RunningServer } from './support/mcp-servers.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { McpConnection } from '#mcp/mcp-connection.js';
+import { FAULT_SERVER, killRecordedServers, startFaultHttp } from './support/mcp-fault-servers.js';
+import { EVERYTHING, freePort, startEverything, type RunningServer } from './support/mcp-servers.js';
 
 /** A worker's MCP pool against real server-everything processes: sharing, caps, idle close, no leaks. */
 describe('the MCP connection pool', () => {
@@ -88,6 +93,56 @@ describe('the MCP connection pool', () => {
     expect(most).toBeLessThanOrEqual(5);
     await p.close();
     await until(() => [...pids].every((pid) => !alive(pid)), 'every server process exits');
+  });
+
+  describe('health', () => {
+    let dir: string;
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'da-mcp-pool-'));
+    });
+    afterAll(() => {
+      killRecordedServers(dir);
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('marks a server that stops answering pings unavailable after three misses, closes it and leaves no process', async () => {
+      const seen: Array<{ status: string; error?: string }> = [];
+      const p = pool({
+        pingIntervalMs: 100,
+        pingTimeoutMs: 250,
+        onStatus: (_scope, c: McpConnection) => seen.push({ status: c.status, error: c.lastError }),
+      });
+      const frozen: McpServerConfig = { name: 'frozen', transport: 'stdio', command: process.execPath, args: [FAULT_SERVER, 'slow', '--record', join(dir, 'frozen.jsonl')] };
+      const lease = await p.acquire(user(1), frozen);
+      const pid = lease.connection.pid!;
+      lease.release();
+      await until(() => seen.filter((s) => s.status === 'connected').length >= 2, 'a ping that succeeds refreshes the status');
+      process.kill(pid, 'SIGSTOP');
+      await until(() => seen.some((s) => s.status === 'error'), 'three missed pings mark it unavailable');
+      expect(seen.find((s) => s.status === 'error')!.error).toBe('no answer to 3 pings');
+      expect(p.stats().total).toBe(0);
+      await until(() => !alive(pid), 'the frozen server is killed');
+      await p.close();
+    });
+
+    it('starts a new session when a streamable HTTP server no longer knows the old one (404), within the same call', async () => {
+      const port = await freePort();
+      let server = await startFaultHttp('http', port, join(dir, 'first.jsonl'));
+      const p = pool();
+      try {
+        const lease = await p.acquire(user(1), { name: 'restarting', transport: 'streamable-http', url: server.url });
+        expect(await lease.callTool('echo', { message: 'one' }, { signal, timeoutMs: 5_000 })).toMatchObject({ content: [{ text: 'Echo: one' }] });
+        await server.stop();
+        server = await startFaultHttp('http', port, join(dir, 'second.jsonl'));
+        expect(await lease.callTool('echo', { message: 'two' }, { signal, timeoutMs: 5_000 })).toMatchObject({ content: [{ text: 'Echo: two' }] });
+        // The restarted server refused the old session once, then shook hands anew.
+        expect(server.record.count((e) => e.rpc === 'initialize')).toBe(1);
+        lease.release();
+      } finally {
+        await p.close();
+        await server.stop();
+      }
+    });
   });
 
   describe('over streamable HTTP', () => {

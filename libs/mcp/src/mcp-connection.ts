@@ -4,6 +4,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
 import { StdioGroupTransport } from './stdio-group-transport.js';
@@ -11,13 +12,7 @@ import { StdioGroupTransport } from './stdio-group-transport.js';
 export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error';
 
 /** One tool a server offers, as its tools/list described it. */
-export interface McpToolEntry {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-}
+export type McpToolEntry = McpCatalogTool;
 
 export interface McpCatalog {
   tools: McpToolEntry[];
@@ -186,9 +181,13 @@ export class McpConnection {
       (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403));
     // Another caller may have reconnected meanwhile: that newer connection is not this call's to close.
     if (!lost || this.client !== client) return;
-    const reason = `${isRetryable(err) ? 'lost during a call' : 'refused during a call'}: ${this.reasonFor(err)}`;
-    await this.close();
+    await this.markUnavailable(`${isRetryable(err) ? 'lost during a call' : 'refused during a call'}: ${this.reasonFor(err)}`);
+  }
+
+  /** Marks the server unavailable (`error`, with the reason: its tools are hidden) and closes the connection. */
+  async markUnavailable(reason: string): Promise<void> {
     this.setStatus('error', reason);
+    await this.close();
   }
 
   /** Pings the server; false when it does not answer within `timeoutMs`. */

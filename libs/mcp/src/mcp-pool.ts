@@ -83,6 +83,7 @@ export class McpPool {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly options: McpPoolOptions;
   private closed = false;
+  private checkingHealth = false;
 
   constructor(options: McpPoolOptions) {
     this.options = options;
@@ -282,6 +283,17 @@ export class McpPool {
 
   /** Pings connected servers; enough failures in a row close the connection and hide its tools. */
   private async checkHealth(): Promise<void> {
+    // A slow sweep (pings timing out, a server being closed) is not overlapped by the next one.
+    if (this.checkingHealth) return;
+    this.checkingHealth = true;
+    try {
+      await this.pingAll();
+    } finally {
+      this.checkingHealth = false;
+    }
+  }
+
+  private async pingAll(): Promise<void> {
     await Promise.all(
       [...this.entries.values()].map(async (entry) => {
         if (!entry.connection.connected || entry.connecting) return;
@@ -292,12 +304,8 @@ export class McpPool {
           return;
         }
         if (++entry.pingFailures < this.options.pingFailuresAllowed) return;
-        const reason = `no answer to ${entry.pingFailures} pings`;
-        await entry.connection.close();
-        entry.connection.status = 'error';
-        entry.connection.lastError = reason;
-        this.options.onStatus?.(entry.scope, entry.connection);
         if (entry.leases === 0) this.forget(entry);
+        await entry.connection.markUnavailable(`no answer to ${entry.pingFailures} pings`);
       }),
     );
   }
