@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { McpConnection } from '#mcp/mcp-connection.js';
 import { FAULT_SERVER, killRecordedServers, startFaultHttp } from './support/mcp-fault-servers.js';
-import { EVERYTHING, freePort, startEverything, type RunningServer } from './support/mcp-servers.js';
+import { EVERYTHING, freePort, openConnectionsTo, startEverything, type RunningServer } from './support/mcp-servers.js';
 
 /** A worker's MCP pool against real server-everything processes: sharing, caps, idle close, no leaks. */
 describe('the MCP connection pool', () => {
@@ -125,7 +125,7 @@ describe('the MCP connection pool', () => {
       await p.close();
     });
 
-    it('starts a new session when a streamable HTTP server no longer knows the old one (404), within the same call', async () => {
+    it('starts a new session when a streamable HTTP server no longer knows the old one (404), within the same call, and ends it with DELETE on close', async () => {
       const port = await freePort();
       let server = await startFaultHttp('http', port, join(dir, 'first.jsonl'));
       const p = pool();
@@ -138,6 +138,12 @@ describe('the MCP connection pool', () => {
         // The restarted server refused the old session once, then shook hands anew.
         expect(server.record.count((e) => e.rpc === 'initialize')).toBe(1);
         lease.release();
+        // Closing the user's connections ends the session on the server.
+        expect(await p.closeScope(user(1))).toBe(1);
+        const live = server.record.entries().filter((e) => e.rpc === 'tools/call').at(-1)!.session;
+        expect(live).toEqual(expect.any(String));
+        expect(server.record.count((e) => e.event === 'http' && e.method === 'DELETE' && e.session === live)).toBe(1);
+        expect(p.stats().total).toBe(0);
       } finally {
         await p.close();
         await server.stop();
@@ -170,6 +176,8 @@ describe('the MCP connection pool', () => {
       expect(p.stats().total).toBeLessThanOrEqual(50);
       await p.close();
       expect(p.stats().total).toBe(0);
+      // Every session was ended and no socket to the server stays open (idle keep-alive ones time out).
+      await until(() => openConnectionsTo(http.port) === 0, 'no socket to the server is left open');
     });
   });
 });

@@ -21,6 +21,8 @@ export interface FaultEntry {
   tool?: string;
   request_id?: number | string;
   reason?: string;
+  /** The Mcp-Session-Id header of an HTTP request (null before the handshake gives one). */
+  session?: string | null;
 }
 
 /** What fault servers wrote to one record file, read afresh on each look. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -103,4 +104,18 @@ export async function startRecordingProxy(target: RunningServer): Promise<Record
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/**
+ * TCP connections from this machine to 127.0.0.1:`port` that are open (ESTABLISHED, or closing
+ * but not yet gone), from /proc/net/tcp: the client side of each, so leaked sockets show.
+ */
+export function openConnectionsTo(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const lines = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1);
+  // Columns: sl local_address rem_address st ...; states 01 ESTABLISHED, 08 CLOSE_WAIT.
+  return lines.filter((line) => {
+    const [, , remote, state] = line.trim().split(/\s+/);
+    return remote?.endsWith(`:${hexPort}`) && (state === '01' || state === '08');
+  }).length;
 }
