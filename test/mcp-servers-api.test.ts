@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
+import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { startGateway, type GatewayProcess } from './support/app-processes.js';
 import { api, connectChat, type HttpAnswer } from './support/chat-clients.js';
@@ -53,7 +54,9 @@ describe('per-user MCP servers API', () => {
     });
     keyless = await startGateway({ ...system.env, DATAAGENT_SECRET_KEY: '', DATAAGENT_LOG_LEVEL: 'debug' });
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
+    // Statuses other test files' workers left in the shared Redis (no worker runs here).
     for (const user of ['alice', 'bob']) await redis.del(redisKeys.mcpStatus('acme', user));
+    await redis.del(redisKeys.mcpStatus(GLOBAL_MCP_OWNER.tenantId, GLOBAL_MCP_OWNER.userId));
   });
 
   afterAll(async () => {
@@ -88,7 +91,7 @@ describe('per-user MCP servers API', () => {
       updated_at: expect.any(String),
     };
     expect(created.body).toEqual(view);
-    expect((await servers('alice', ALICE)).body).toEqual({ servers: [view], max_servers: 3 });
+    expect((await servers('alice', ALICE)).body).toEqual({ servers: [view], global_servers: [], max_servers: 3 });
 
     const replaced = await call('PUT', '/users/alice/mcp-servers/github', ALICE, { url: 'http://127.0.0.1:9/sse', headers: { Authorization: SECRETS[1], 'X-Org': 'acme' }, disabled: true });
     expect(replaced.status).toBe(200);

@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
+import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
+import { redisKeys } from '#transport/redis-keys.js';
 import { api, assertWellFormedRun } from './support/chat-clients.js';
 import { chatToDone, waitUntil } from './support/event-waits.js';
 import { FAULT_SERVER, FaultRecord, killRecordedServers } from './support/mcp-fault-servers.js';
@@ -28,6 +31,10 @@ describe("users' own MCP servers", () => {
   const mine = (user: string, mode: string) => ({ name: 'mine', command: process.execPath, args: [FAULT_SERVER, mode, '--record', join(dir, `${user}.jsonl`)] });
 
   beforeAll(async () => {
+    // Statuses other test files' workers left in the shared Redis.
+    const redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
+    await redis.del(...[GLOBAL_MCP_OWNER, { tenantId: 'acme', userId: 'alice' }, { tenantId: 'acme', userId: 'bob' }].map((o) => redisKeys.mcpStatus(o.tenantId, o.userId)));
+    redis.disconnect();
     shared = await startEverything('streamableHttp');
     dir = mkdtempSync(join(tmpdir(), 'da-mcp-users-'));
     const file = join(dir, 'mcp.json');
