@@ -152,4 +152,19 @@ describe('AgentExecutor', () => {
     expect(events.at(-1)).toMatchObject({ event_type: 'done', cancelled: true });
     expect(types(events).filter((t) => t === 'done')).toHaveLength(1);
   });
+
+  it('refuses a sensitive call whose arguments break the schema without asking for approval', async () => {
+    const asked: string[] = [];
+    const hitl = { requestApproval: async (action: { name: string }) => (asked.push(action.name), { type: 'approve' as const }) };
+    const guarded: Tool = { ...echo, name: 'guarded', sensitive: true };
+    const calls = (args: Record<string, unknown>): ModelChunk[] => [{ type: 'tool_calls', calls: [{ id: `c${asked.length}`, name: 'guarded', arguments: args }] }, { type: 'finish', reason: 'tool_calls' }];
+    const exec = (args: Record<string, unknown>) => executor(new ScriptedModel([calls(args), text('ok')]), { tools: [guarded], hitl });
+    const invalid = await run(exec({ times: 2 }));
+    expect(types(invalid)).not.toContain('hitl_request');
+    expect(asked).toEqual([]);
+    expect(invalid.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'error', result: { details: { error_code: 'invalid_arguments', invalid_arguments: [{ field: 'value', problem: 'is required' }] } } });
+    const valid = await run(exec({ value: 'v' }));
+    expect(types(valid)).toContain('hitl_request');
+    expect(asked).toEqual(['guarded']);
+  });
 });

@@ -216,7 +216,9 @@ export class AgentExecutor {
     const { hitl, approvalPolicy } = this.config;
     const hash = argsHash(call.arguments);
     const sensitive = !!tool && (tool.sensitive === true || tool.requiresApproval?.(call.arguments) === true);
-    if (tool && hitl && (approvalPolicy ? approvalPolicy(call.name, call.arguments, sensitive) : sensitive)) {
+    // Arguments that fail the tool's schema are refused without asking anybody to approve them.
+    const valid = !!tool && this.dispatcher.check(call) === null;
+    if (tool && valid && hitl && (approvalPolicy ? approvalPolicy(call.name, call.arguments, sensitive) : sensitive)) {
       // Bound to the arguments: a call id reused with other arguments is asked about anew.
       const requestId = `${envelope.runId}:${call.id}:${hash.slice(0, 16)}`;
       const action = { name: call.name, args: call.arguments, description: tool.description };

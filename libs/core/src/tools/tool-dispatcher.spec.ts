@@ -18,4 +18,35 @@ describe('ToolDispatcher', () => {
     const ctx = { caller: { tenantId: 't', userId: 'u', role: 'user' as const }, sessionId: 's', runId: 'r', toolCallId: 'c', signal: new AbortController().signal, emit: () => {} };
     expect(await dispatcher.dispatch({ id: 'c', name: 'files__read', arguments: {} }, ctx)).toMatchObject({ success: true, output: 'read' });
   });
+
+  it('refuses arguments that break the schema, naming each missing or mistyped field, without running the tool', async () => {
+    let ran = false;
+    const order: Tool = {
+      name: 'shop.get_order',
+      description: 'an order',
+      parameters: {
+        type: 'object',
+        properties: { orderId: { type: 'string' }, lines: { type: 'array', items: { type: 'object', properties: { qty: { type: 'integer' } }, required: ['qty'] } } },
+        required: ['orderId'],
+        additionalProperties: false,
+      },
+      execute: async () => ((ran = true), { success: true, output: 'ok' }),
+    };
+    const dispatcher = new ToolDispatcher([order]);
+    const call = { id: 'c', name: 'shop.get_order', arguments: { lines: [{ qty: 'many' }, {}], coupon: 'x' } };
+    const fields = [
+      { field: 'orderId', problem: 'is required' },
+      { field: 'coupon', problem: 'is not an argument of this tool' },
+      { field: 'lines[0].qty', problem: 'must be integer' },
+      { field: 'lines[1].qty', problem: 'is required' },
+    ];
+    expect(dispatcher.check(call)).toEqual(expect.arrayContaining(fields));
+    const ctx = { caller: { tenantId: 't', userId: 'u', role: 'user' as const }, sessionId: 's', runId: 'r', toolCallId: 'c', signal: new AbortController().signal, emit: () => {} };
+    const result = await dispatcher.dispatch(call, ctx);
+    expect(result).toMatchObject({ success: false, status: 'error', output: { error_code: 'invalid_arguments', invalid_arguments: expect.arrayContaining(fields) } });
+    expect(result.error).toContain('Invalid arguments for shop.get_order: ');
+    expect(result.error).toContain('orderId is required');
+    expect(ran).toBe(false);
+    expect(dispatcher.check({ id: 'c', name: 'shop.get_order', arguments: { orderId: 'A-1' } })).toBeNull();
+  });
 });

@@ -1,4 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
 import type { Tool, ToolContext, ToolResult } from './tool.js';
 import { wireToolName } from './tool-names.js';
@@ -70,13 +70,29 @@ export class ToolDispatcher {
     return [...this.tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
   }
 
+  /**
+   * Checks a call's arguments against its tool's schema without running it.
+   * @returns what is wrong, field by field, or null when the call is valid (or names no tool).
+   */
+  check(call: ToolCallRequest): InvalidArgument[] | null {
+    const entry = this.entry(call.name);
+    if (!entry) return null;
+    return entry.validate(decodeStructuredStrings(call.arguments, entry.tool.parameters)) ? null : describeErrors(entry.validate.errors ?? []);
+  }
+
   async dispatch(call: ToolCallRequest, ctx: ToolContext): Promise<Omit<ToolResult, 'status'> & { status: 'success' | 'error' | 'timeout' | 'cancelled' }> {
     const entry = this.entry(call.name);
     if (!entry) return { success: false, output: null, error: `Tool not found: ${call.name}`, status: 'error' };
     const args = decodeStructuredStrings(call.arguments, entry.tool.parameters);
     if (!entry.validate(args)) {
-      const fields = (entry.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
-      return { success: false, output: { invalid_arguments: fields }, error: `Invalid arguments: ${fields.join('; ')}`, status: 'error' };
+      const fields = describeErrors(entry.validate.errors ?? []);
+      const summary = fields.map((f) => `${f.field} ${f.problem}`).join('; ');
+      return {
+        success: false,
+        output: { error_code: 'invalid_arguments', invalid_arguments: fields },
+        error: `Invalid arguments for ${entry.tool.name}: ${summary}. Nothing was run; ask the person for what is missing, or correct the arguments.`,
+        status: 'error',
+      };
     }
     const timeoutMs = entry.tool.timeoutMs ?? this.defaultTimeoutMs;
     const controller = new AbortController();
@@ -102,6 +118,27 @@ export class ToolDispatcher {
       ctx.signal.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/** One thing wrong with a call's arguments: the field (`orderId`, `items[0].sku`; `(arguments)` for the whole) and what. */
+export interface InvalidArgument {
+  field: string;
+  problem: string;
+}
+
+/** ajv's errors as fields a person (or the model) can act on: a missing property is named as the field itself. */
+function describeErrors(errors: readonly ErrorObject[]): InvalidArgument[] {
+  return errors.map((e) => {
+    const path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+    const join = (name: string) => (path ? `${path}.${name}` : name);
+    if (e.keyword === 'required') return { field: join(String(e.params.missingProperty)), problem: 'is required' };
+    if (e.keyword === 'additionalProperties') return { field: join(String(e.params.additionalProperty)), problem: 'is not an argument of this tool' };
+    return { field: path || '(arguments)', problem: e.message ?? 'is invalid' };
+  });
 }
 
 /**
