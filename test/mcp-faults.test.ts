@@ -101,7 +101,7 @@ describe('MCP servers that fail', () => {
     const hang = record('hang');
     const outcome = await callTool('hang', 'wait');
     expect(outcome.result.status).toBe('timeout');
-    expect(outcome.toolMessage).toContain('hang.wait did not answer within 500 ms; the call was cancelled. Trying again may work.');
+    expect(outcome.toolMessage).toContain('hang.wait did not answer within 500 ms; the call was cancelled. Trying again may work; if it keeps timing out, another tool may answer instead.');
     expect(retryOf(outcome)).toBe(true);
 
     const call = last(hang, (e) => e.event === 'call' && e.tool === 'wait')!;

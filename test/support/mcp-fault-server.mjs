@@ -11,6 +11,9 @@
  *   crash       `crash` makes the process exit in the middle of the call
  *   bad-output  `stats` declares an outputSchema and returns structuredContent that breaks it
  *   slow        `slow {seconds}` answers after that long unless cancelled (recorded)
+ *   shop        `get_order {orderId}` (read-only, with an outputSchema), `lookup {key}`
+ *               (idempotent) and `cancel_order {orderId}` (destructive), whose first call per
+ *               key never answers, and `report {seconds}`
  *   wrapper <mode> ...   an `npx`-style wrapper: runs `node <this file> <mode> ...` as its child
  *               on the same stdin and stdout, forwards no signal, and waits for it
  *
@@ -96,6 +99,37 @@ const FAULTS = {
       return { content: [{ type: 'text', text: extra.signal.aborted ? 'cancelled' : 'done' }] };
     },
   },
+  // Governance: schemas, retries of idempotent tools only, approval of destructive ones.
+  shop: [
+    {
+      tool: {
+        name: 'get_order',
+        description: 'An order by its id',
+        inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        outputSchema: { type: 'object', properties: { orderId: { type: 'string' }, status: { type: 'string' } }, required: ['orderId', 'status'] },
+        annotations: { readOnlyHint: true },
+      },
+      run: async (args) => ({ content: [{ type: 'text', text: `order ${args.orderId}: shipped` }], structuredContent: { orderId: args.orderId, status: 'shipped' } }),
+    },
+    {
+      // The first call for a key never answers; later ones do.
+      tool: { name: 'lookup', description: 'Looks a key up', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, annotations: { idempotentHint: true } },
+      run: (args, extra) => (seenKeys.has(`lookup:${args.key}`) ? Promise.resolve({ content: [{ type: 'text', text: `found ${args.key}` }] }) : (seenKeys.add(`lookup:${args.key}`), waitForCancel(extra))),
+    },
+    {
+      // The same first-call hang, on a tool that must never run twice.
+      tool: { name: 'cancel_order', description: 'Cancels an order', inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }, annotations: { destructiveHint: true } },
+      run: (args, extra) =>
+        seenKeys.has(`cancel:${args.orderId}`) ? Promise.resolve({ content: [{ type: 'text', text: `cancelled ${args.orderId}` }] }) : (seenKeys.add(`cancel:${args.orderId}`), waitForCancel(extra)),
+    },
+    {
+      tool: { name: 'report', description: 'Answers after `seconds`', inputSchema: { type: 'object', properties: { seconds: { type: 'number' } } } },
+      run: async (args, extra) => {
+        await waitOrCancel(Number(args.seconds ?? 60) * 1000, extra.signal);
+        return { content: [{ type: 'text', text: 'report ready' }] };
+      },
+    },
+  ],
   http: {
     tool: { name: 'drop', description: 'Drops every connection in the middle of the call', inputSchema: { type: 'object' } },
     run: () =>
@@ -110,9 +144,16 @@ const FAULTS = {
 };
 
 const sockets = new Set();
+/** Keys the shop's tools have seen, for their first-call-hangs behaviour. */
+const seenKeys = new Set();
+
+/** A call that answers only by being cancelled. */
+function waitForCancel(extra) {
+  return new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve({ content: [] }), { once: true }));
+}
 
 function mcpServer(faultMode) {
-  const tools = [ECHO, FAULTS[faultMode]];
+  const tools = [ECHO, ...[FAULTS[faultMode]].flat()];
   const server = new Server({ name: `fault-${faultMode}`, version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.tool) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -11,35 +11,81 @@ export function qualifiedToolName(server: string, tool: string): string {
   return `${server}.${tool}`;
 }
 
+/** Retries of an idempotent call after a timeout or a lost connection, and the first pause (doubled each time, ±50 %). */
+export const MCP_RETRY = { retries: 2, baseDelayMs: 250 } as const;
+
 /**
  * The tools one server offers a run, named `server.tool` so two servers never clash, called
  * through the run's lease on the pool. Failures come back to the model as readable results that
  * say whether a retry makes sense; the conversation goes on.
  */
 export function mcpTools(server: McpServerConfig, lease: McpLease, defaultTimeoutMs: number): Tool[] {
-  return lease.connection.catalog.tools.map((entry) => mcpTool(server, entry, lease, server.timeoutMs ?? defaultTimeoutMs));
+  return lease.connection.catalog.tools.map((entry) => mcpTool(server, entry, lease, defaultTimeoutMs));
 }
 
-function mcpTool(server: McpServerConfig, entry: McpToolEntry, lease: McpLease, timeoutMs: number): Tool {
+/**
+ * How a tool is governed: its timeout (the tool's setting, else the server's, else the
+ * worker's), whether it is retried (idempotent or read-only by its annotations or the config;
+ * never when its annotations say destructive), and whether a person approves each call
+ * (destructive, unless the config says otherwise).
+ */
+export function toolPolicy(server: McpServerConfig, entry: McpToolEntry, defaultTimeoutMs: number) {
+  const settings = server.tools?.[entry.name] ?? {};
+  const hints = entry.annotations ?? {};
+  const destructive = hints.destructiveHint === true;
+  return {
+    timeoutMs: settings.timeoutMs ?? server.timeoutMs ?? defaultTimeoutMs,
+    retried: !destructive && (settings.idempotent ?? (hints.idempotentHint === true || hints.readOnlyHint === true)),
+    approval: settings.approval ?? destructive,
+    readOnly: hints.readOnlyHint === true,
+    destructive,
+  };
+}
+
+function mcpTool(server: McpServerConfig, entry: McpToolEntry, lease: McpLease, defaultTimeoutMs: number): Tool {
   const { $schema: _dialect, ...schema } = entry.inputSchema;
   const about = server.description ? ` (from ${server.name}: ${server.description})` : ` (from the ${server.name} MCP server)`;
+  const policy = toolPolicy(server, entry, defaultTimeoutMs);
+  const { timeoutMs } = policy;
+  const attempts = policy.retried ? MCP_RETRY.retries + 1 : 1;
   return {
     name: qualifiedToolName(server.name, entry.name),
     description: `${entry.description}${about}`,
     parameters: { type: 'object', ...schema },
-    readOnly: entry.annotations?.readOnlyHint === true,
-    idempotent: entry.annotations?.idempotentHint === true,
-    // The call ends itself at `timeoutMs` without progress, or at the hard maximum with it (and
-    // cancels it on the server); the dispatcher's own limit is a backstop past the maximum.
-    timeoutMs: timeoutMs * PROGRESS_MAX_FACTOR + 1_000,
+    sensitive: policy.approval,
+    readOnly: policy.readOnly,
+    idempotent: policy.retried,
+    // Each attempt ends itself at `timeoutMs` without progress, or at the hard maximum with it
+    // (and cancels the call on the server); the dispatcher's own limit is a backstop past them all.
+    timeoutMs: attempts * (timeoutMs * PROGRESS_MAX_FACTOR + 1_000) + MCP_RETRY.baseDelayMs * 2 ** attempts,
     async execute(args, ctx): Promise<ToolResult> {
-      try {
-        return renderResult(await lease.callTool(entry.name, args, { signal: ctx.signal, timeoutMs }));
-      } catch (err) {
-        return failure(server.name, entry.name, err, timeoutMs);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return renderResult(await lease.callTool(entry.name, args, { signal: ctx.signal, timeoutMs }));
+        } catch (err) {
+          const failed = classify(server.name, entry.name, err, timeoutMs, policy.destructive);
+          if (attempt >= attempts || !failed.retry || ctx.signal.aborted) return toResult(failed, attempt);
+          const delay = MCP_RETRY.baseDelayMs * 2 ** (attempt - 1) * (0.5 + Math.random());
+          if (!(await pause(delay, ctx.signal))) return toResult(failed, attempt);
+        }
       }
     },
   };
+}
+
+/** Waits `ms`; false when the signal fired first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve(true);
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
 }
 
 /**
@@ -66,31 +112,63 @@ export function renderResult(result: CallToolResult): ToolResult {
   return { success: true, output: structured === undefined ? text : { text, structured_content: structured }, ...whole };
 }
 
+/** Why a call failed, in the audit's and the model's words. */
+export type McpFailureReason = 'unavailable' | 'unauthorized' | 'unreachable' | 'connection_lost' | 'timeout' | 'invalid_output' | 'server_error' | 'failed';
+
+interface Failure {
+  reason: McpFailureReason;
+  message: string;
+  /** Whether calling again may help (a timeout, a restart), or not (bad credentials, a broken tool). */
+  retry: boolean;
+  status?: ToolResult['status'];
+}
+
 /** A failed call as the model sees it: what happened, and whether trying again makes sense. */
-function failure(server: string, tool: string, err: unknown, timeoutMs: number): ToolResult {
+function classify(server: string, tool: string, err: unknown, timeoutMs: number, destructive: boolean): Failure {
   const name = qualifiedToolName(server, tool);
-  const fail = (error: string, retry: boolean, status?: ToolResult['status']): ToolResult => ({ success: false, output: { retry }, error, ...(status ? { status } : {}) });
+  if (destructive && err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+    return {
+      reason: 'timeout',
+      retry: false,
+      status: 'timeout',
+      message: `${name} did not answer within ${timeoutMs} ms; the call was cancelled, but whether it took effect is unknown. It changes things: check before calling it again.`,
+    };
+  }
   if (err instanceof McpUnavailableError) {
-    return fail(`${err.message}. ${err.retryable ? 'Trying again later may work.' : 'Trying again will not help until its configuration is fixed.'}`, err.retryable);
+    return { reason: 'unavailable', retry: err.retryable, message: `${err.message}. ${err.retryable ? 'Trying again later may work.' : 'Trying again will not help until its configuration is fixed.'}` };
   }
   if (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403)) {
-    return fail(`The ${server} server refused the call to ${name} (HTTP ${err.code}: not authorized). Trying again will not help until its credentials are fixed.`, false);
+    return { reason: 'unauthorized', retry: false, message: `The ${server} server refused the call to ${name} (HTTP ${err.code}: not authorized). Trying again will not help until its credentials are fixed.` };
   }
   if (err instanceof HttpConnectionError && err.unreachable) {
-    return fail(`The ${server} server could not be reached for ${name} (${err.message}); the call did not run. Trying again later may work.`, true);
+    return { reason: 'unreachable', retry: true, message: `The ${server} server could not be reached for ${name} (${err.message}); the call did not run. Trying again later may work.` };
   }
   if (err instanceof HttpConnectionError || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
     const detail = err.message.replace(/^MCP error -?\d+: /, '');
-    return fail(`The ${server} server went away during the call to ${name} (${detail}); whether it took effect is unknown. Check before trying again; the next call reconnects.`, true);
+    return {
+      reason: 'connection_lost',
+      retry: true,
+      message: `The ${server} server went away during the call to ${name} (${detail}); whether it took effect is unknown. Check before trying again; the next call reconnects.`,
+    };
   }
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) {
-      return fail(`${name} did not answer within ${timeoutMs} ms; the call was cancelled. Trying again may work.`, true, 'timeout');
+      return { reason: 'timeout', retry: true, status: 'timeout', message: `${name} did not answer within ${timeoutMs} ms; the call was cancelled. Trying again may work; if it keeps timing out, another tool may answer instead.` };
     }
     if (/output schema/i.test(err.message)) {
-      return fail(`${name} returned output that breaks its own output schema (${err.message}). The server is at fault; trying again will not help.`, false);
+      return { reason: 'invalid_output', retry: false, message: `${name} returned output that breaks its own output schema (${err.message}). The server is at fault; trying again will not help.` };
     }
-    return fail(`${name} failed: ${err.message}. Trying again with the same arguments will not help.`, false);
+    return { reason: 'server_error', retry: false, message: `${name} failed: ${err.message}. Trying again with the same arguments will not help.` };
   }
-  return fail(`${name} failed: ${err instanceof Error ? err.message : String(err)}. Trying again may work.`, true);
+  return { reason: 'failed', retry: true, message: `${name} failed: ${err instanceof Error ? err.message : String(err)}. Trying again may work.` };
+}
+
+function toResult(failed: Failure, attempts: number): ToolResult {
+  const note = attempts > 1 ? ` (${attempts} attempts)` : '';
+  return {
+    success: false,
+    output: { retry: failed.retry, reason: failed.reason, attempts },
+    error: `${failed.message}${note}`,
+    ...(failed.status ? { status: failed.status } : {}),
+  };
 }

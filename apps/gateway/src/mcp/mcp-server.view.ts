@@ -1,5 +1,5 @@
 import type { McpCatalog } from '#core/mcp/mcp-catalog-store.js';
-import { maskSecrets } from '#core/mcp/mcp-config.js';
+import { maskSecrets, type McpToolSettings } from '#core/mcp/mcp-config.js';
 import type { UserMcpServer } from '#core/mcp/mcp-server-store.js';
 import type { McpServerStatus } from '#transport/mcp-status.js';
 
@@ -22,6 +22,7 @@ export function mcpServerView(server: UserMcpServer, status?: McpServerStatus) {
     disabled: c.disabled ?? false,
     ...(c.description !== undefined ? { description: c.description } : {}),
     ...(c.triggerKeywords !== undefined ? { trigger_keywords: c.triggerKeywords } : {}),
+    ...(c.tools !== undefined ? { tools: toolSettingsView(c.tools) } : {}),
     status: status?.status ?? 'unknown',
     last_error: status?.last_error ?? null,
     tool_count: status?.tool_count ?? null,
@@ -54,4 +55,13 @@ export function mcpCatalogView(name: string, scope: 'user' | 'global', catalog: 
       schema_version: t.schemaVersion,
     })),
   };
+}
+
+function toolSettingsView(tools: Record<string, McpToolSettings>) {
+  return Object.fromEntries(
+    Object.entries(tools).map(([name, t]) => [
+      name,
+      { ...(t.timeoutMs !== undefined ? { timeout_ms: t.timeoutMs } : {}), ...(t.idempotent !== undefined ? { idempotent: t.idempotent } : {}), ...(t.approval !== undefined ? { approval: t.approval } : {}) },
+    ]),
+  );
 }

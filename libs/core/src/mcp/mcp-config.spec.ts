@@ -39,6 +39,15 @@ describe('MCP server configuration', () => {
     expect(parseMcpConfigFile('{"tools": []}').errors[0]!.message).toContain('mcpServers');
   });
 
+  it('reads per-tool timeouts, idempotence and approval, naming each bad setting', () => {
+    const { server, errors } = parseMcpServer({ name: 'shop', url: 'https://shop.example/mcp', timeout_ms: 5_000, tools: { get_order: { timeout_ms: 1_000, idempotent: true }, cancel_order: { approval: true }, ping: { approval: false } } });
+    expect(errors).toEqual([]);
+    expect(server!.tools).toEqual({ get_order: { timeoutMs: 1_000, idempotent: true }, cancel_order: { approval: true }, ping: { approval: false } });
+    const fields = (tools: unknown) => parseMcpServer({ name: 'shop', url: 'https://shop.example/mcp', tools }).errors.map((e) => e.field);
+    expect(fields([])).toEqual(['tools']);
+    expect(fields({ a: { timeout_ms: 1, idempotent: 'yes', retries: 3 }, b: 'x' })).toEqual(['tools.a.retries', 'tools.a.timeout_ms', 'tools.a.idempotent', 'tools.b']);
+  });
+
   it('masks secret values and allowlists stdio commands exactly or by prefix', () => {
     expect(maskSecrets({ name: 'a', transport: 'streamable-http', url: 'https://x.example/', headers: { Authorization: 'Bearer s3cret' } }).headers).toEqual({ Authorization: '***' });
     expect(isStdioCommandAllowed('/opt/mcp/bin/files', ['/opt/mcp/bin/*'])).toBe(true);

@@ -29,6 +29,18 @@ export interface McpServerConfig {
   description?: string;
   /** Words in a user's message that point at this server (intent recognition). */
   triggerKeywords?: string[];
+  /** Settings for single tools, by the tool's name on the server (without `server.`). */
+  tools?: Record<string, McpToolSettings>;
+}
+
+/** What the operator (or the user, for their own server) says about one tool, over its annotations. */
+export interface McpToolSettings {
+  /** This tool's call timeout, over the server's. */
+  timeoutMs?: number;
+  /** Safe to call again with the same arguments: a timeout or a lost connection is retried. Overrides idempotentHint / readOnlyHint. */
+  idempotent?: boolean;
+  /** Ask the person before each call (true), or never (false). Default: when its annotations say destructiveHint. */
+  approval?: boolean;
 }
 
 export interface FieldError {
@@ -42,6 +54,7 @@ export const MCP_TIMEOUT_RANGE = { min: 100, max: 600_000 } as const;
 const MAX_ARGS = 100;
 const MAX_MAP_ENTRIES = 100;
 const MAX_KEYWORDS = 50;
+const MAX_TOOL_SETTINGS = 500;
 const MAX_TEXT = 2_000;
 
 const TRANSPORT_ALIASES: Record<string, McpTransport> = {
@@ -127,7 +140,43 @@ export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = ''):
       fail(raw.trigger_keywords !== undefined ? 'trigger_keywords' : 'triggerKeywords', `must be a list of at most ${MAX_KEYWORDS} non-empty strings`);
     } else server.triggerKeywords = keywords as string[];
   }
+  const tools = toolSettings(raw.tools, fail);
+  if (tools) server.tools = tools;
   return errors.length > 0 ? { errors } : { server: server as McpServerConfig, errors };
+}
+
+function toolSettings(value: unknown, fail: (field: string, message: string) => void): Record<string, McpToolSettings> | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value) || Object.keys(value).length > MAX_TOOL_SETTINGS) {
+    fail('tools', `must be an object of at most ${MAX_TOOL_SETTINGS} tools, each {timeout_ms?, idempotent?, approval?}`);
+    return undefined;
+  }
+  const out: Record<string, McpToolSettings> = {};
+  for (const [tool, raw] of Object.entries(value)) {
+    const field = `tools.${tool}`;
+    if (tool === '' || tool.length > 128) fail(field, 'a tool name has 1 to 128 characters');
+    if (!isRecord(raw)) {
+      fail(field, 'must be an object: {timeout_ms?, idempotent?, approval?}');
+      continue;
+    }
+    const settings: McpToolSettings = {};
+    for (const key of Object.keys(raw)) {
+      if (!['timeout_ms', 'timeoutMs', 'idempotent', 'approval'].includes(key)) fail(`${field}.${key}`, 'is not a tool setting (timeout_ms, idempotent, approval)');
+    }
+    const timeout = raw.timeout_ms ?? raw.timeoutMs;
+    if (timeout !== undefined) {
+      if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < MCP_TIMEOUT_RANGE.min || timeout > MCP_TIMEOUT_RANGE.max) {
+        fail(`${field}.timeout_ms`, `must be a whole number of milliseconds from ${MCP_TIMEOUT_RANGE.min} to ${MCP_TIMEOUT_RANGE.max}`);
+      } else settings.timeoutMs = timeout;
+    }
+    for (const flag of ['idempotent', 'approval'] as const) {
+      if (raw[flag] === undefined) continue;
+      if (typeof raw[flag] !== 'boolean') fail(`${field}.${flag}`, 'must be true or false');
+      else settings[flag] = raw[flag];
+    }
+    out[tool] = settings;
+  }
+  return out;
 }
 
 /**
