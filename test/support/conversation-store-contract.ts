@@ -3,6 +3,7 @@ import type { EventDict } from '#core/events/execution-event.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { toolSchemaVersion, type McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import { SecretKeyRequiredError } from '#core/mcp/mcp-secrets.js';
+import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { McpServerExistsError, McpServerLimitError } from '#core/mcp/mcp-server-store.js';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore, NewMessage, RunRecord } from '#core/session/session-store.js';
@@ -604,6 +605,62 @@ export function conversationStoreContract(open: OpenStore): void {
       const reordered = { ...sum, inputSchema: { required: ['a', 'b'], properties: { b: { type: 'number' }, a: { type: 'number' } }, type: 'object' } };
       expect(toolSchemaVersion(reordered)).toBe(toolSchemaVersion(sum));
       expect(toolSchemaVersion({ ...sum, outputSchema: undefined })).not.toBe(toolSchemaVersion(sum));
+    });
+  });
+
+  describe('tool bindings', () => {
+    it("creates, lists (oldest first) and deletes a tenant's bindings, apart from other tenants", async () => {
+      const a = await store.toolBindings.create({ tenantId: tenant, agentId: 'helper', tools: ['shop.get_order', 'files.*'] });
+      advance(1_000);
+      const b = await store.toolBindings.create({ tenantId: tenant, apiKeyId: 'env-0123456789ab', tools: ['*'] });
+      await store.toolBindings.create({ tenantId: `${tenant}-other`, agentId: 'helper', tools: ['*'] });
+      expect(a).toEqual({ bindingId: expect.any(String), tenantId: tenant, agentId: 'helper', tools: ['shop.get_order', 'files.*'], createdAt: new Date(START) });
+      expect(await store.toolBindings.list(tenant)).toEqual([a, b]);
+      expect(await store.toolBindings.delete(`${tenant}-other`, a.bindingId)).toBe(false);
+      expect(await store.toolBindings.delete(tenant, a.bindingId)).toBe(true);
+      expect(await store.toolBindings.delete(tenant, a.bindingId)).toBe(false);
+      expect(await store.toolBindings.list(tenant)).toEqual([b]);
+    });
+  });
+
+  describe('MCP tool call audit', () => {
+    const record = (over: Partial<ToolCallRecord>): ToolCallRecord => ({
+      callId: randomUUID(),
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      tenantId: tenant,
+      userId: 'alice',
+      sessionId: 's1',
+      runId: 'r1',
+      agentId: 'helper',
+      serverName: 'shop',
+      toolName: 'shop.get_order',
+      toolCallId: 'call_1',
+      schemaVersion: '0123456789abcdef',
+      validation: 'ok',
+      status: 'ok',
+      startedAt: new Date(START),
+      endedAt: new Date(START + 12),
+      durationMs: 12,
+      argsBytes: 17,
+      argsSha256: 'a'.repeat(64),
+      resultBytes: 20,
+      resultSha256: 'b'.repeat(64),
+      ...over,
+    });
+
+    it('stores each call once, lists a tenant\'s newest first, filtered and paged', async () => {
+      const first = record({});
+      const second = record({ sessionId: 's2', toolName: 'shop.cancel_order', status: 'timeout', error: 'did not answer', startedAt: new Date(START + 1_000), endedAt: new Date(START + 6_000), durationMs: 5_000, apiKeyId: 'env-k' });
+      const third = record({ status: 'denied', validation: 'not_checked', schemaVersion: '', startedAt: new Date(START + 2_000), endedAt: new Date(START + 2_000), durationMs: 0, args: { orderId: 'A-1' }, result: 'not allowed' });
+      await store.toolCalls.append([first, second]);
+      await store.toolCalls.append([second, third]);
+      await store.toolCalls.append([record({ tenantId: `${tenant}-other` })]);
+      const page = { limit: 10, offset: 0 };
+      expect(await store.toolCalls.list(tenant, page)).toEqual([third, second, first]);
+      expect(await store.toolCalls.list(tenant, { ...page, sessionId: 's1' })).toEqual([third, first]);
+      expect(await store.toolCalls.list(tenant, { ...page, toolName: 'shop.cancel_order' })).toEqual([second]);
+      expect(await store.toolCalls.list(tenant, { ...page, status: 'denied' })).toEqual([third]);
+      expect(await store.toolCalls.list(tenant, { limit: 1, offset: 1 })).toEqual([second]);
     });
   });
 

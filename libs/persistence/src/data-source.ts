@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import type { MysqlConfig } from '#core/config/settings.js';
 import { McpServerEntity } from './entities/mcp-server.entity.js';
 import { McpToolEntity } from './entities/mcp-tool.entity.js';
+import { ToolBindingEntity } from './entities/tool-binding.entity.js';
+import { ToolCallLogEntity } from './entities/tool-call-log.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
 import { RunEntity } from './entities/run.entity.js';
@@ -11,12 +13,13 @@ import { SessionEntity } from './entities/session.entity.js';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema.js';
 import { McpServers1764547200000 } from './migrations/1764547200000-mcp-servers.js';
 import { McpTools1764633600000 } from './migrations/1764633600000-mcp-tools.js';
+import { McpGovernance1764720000000 } from './migrations/1764720000000-mcp-governance.js';
 
 /** Entity classes (ESM: classes, never glob paths). */
-export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity];
+export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity];
 
 /** Migrations in the order they run. */
-export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000];
+export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000];
 
 /** Errors a retry cannot fix: wrong credentials or a database that does not exist. */
 const PERMANENT_ERRORS = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);

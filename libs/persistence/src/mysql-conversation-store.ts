@@ -5,6 +5,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { openDatabase, type OpenDatabaseOptions } from './data-source.js';
 import { MysqlMcpCatalogStore } from './mysql-mcp-catalog-store.js';
 import { MysqlMcpServerStore } from './mysql-mcp-server-store.js';
+import { MysqlToolBindingStore, MysqlToolCallAuditStore } from './mysql-tool-governance-stores.js';
 import { MysqlMessageStore } from './mysql-message-store.js';
 import { MysqlRunEventArchive } from './mysql-run-event-archive.js';
 import { MysqlRunStore } from './mysql-run-store.js';
@@ -23,6 +24,8 @@ export class MysqlConversationStore implements ConversationStore {
   readonly events: MysqlRunEventArchive;
   readonly mcpServers: MysqlMcpServerStore;
   readonly mcpCatalog: MysqlMcpCatalogStore;
+  readonly toolBindings: MysqlToolBindingStore;
+  readonly toolCalls: MysqlToolCallAuditStore;
 
   /**
    * @param dataSource An initialized data source at the latest schema (see openDatabase).
@@ -40,6 +43,8 @@ export class MysqlConversationStore implements ConversationStore {
     this.events = new MysqlRunEventArchive(dataSource, now);
     this.mcpServers = new MysqlMcpServerStore(dataSource, now, cipher);
     this.mcpCatalog = new MysqlMcpCatalogStore(dataSource, now);
+    this.toolBindings = new MysqlToolBindingStore(dataSource, now);
+    this.toolCalls = new MysqlToolCallAuditStore(dataSource);
   }
 
   /**

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { EventDict } from '../events/execution-event.js';
 import { MemoryMcpCatalogStore } from '../mcp/memory-mcp-catalog-store.js';
 import { MemoryMcpServerStore } from '../mcp/memory-mcp-server-store.js';
+import { MemoryToolBindingStore } from '../mcp/tool-bindings.js';
+import { MemoryToolCallAuditStore } from '../mcp/tool-call-audit.js';
 import type { SecretCipher } from '../secrets/secret-cipher.js';
 import type {
   ConversationStore,
@@ -26,6 +28,8 @@ export class MemoryConversationStore implements ConversationStore {
 
   readonly mcpServers: MemoryMcpServerStore;
   readonly mcpCatalog: MemoryMcpCatalogStore;
+  readonly toolBindings: MemoryToolBindingStore;
+  readonly toolCalls = new MemoryToolCallAuditStore();
 
   /** @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused. */
   constructor(
@@ -34,6 +38,7 @@ export class MemoryConversationStore implements ConversationStore {
   ) {
     this.mcpServers = new MemoryMcpServerStore(now, cipher);
     this.mcpCatalog = new MemoryMcpCatalogStore(now);
+    this.toolBindings = new MemoryToolBindingStore(now);
   }
 
   readonly sessions: SessionStore = {

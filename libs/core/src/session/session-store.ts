@@ -1,6 +1,8 @@
 import type { ChatRole } from '../llm/chat-model.js';
 import type { McpCatalogStore } from '../mcp/mcp-catalog-store.js';
 import type { McpServerStore } from '../mcp/mcp-server-store.js';
+import type { ToolBindingStore } from '../mcp/tool-bindings.js';
+import type { ToolCallAuditStore } from '../mcp/tool-call-audit.js';
 
 export interface SessionRecord {
   sessionId: string;
@@ -121,6 +123,10 @@ export interface ConversationStore {
   mcpServers: McpServerStore;
   /** Each MCP server's tools, as a worker last listed them (`mcp_tools`). */
   mcpCatalog: McpCatalogStore;
+  /** Which MCP tools an assistant or an API key may use (`mcp_tool_bindings`). */
+  toolBindings: ToolBindingStore;
+  /** Every MCP call (`mcp_tool_call_log`). */
+  toolCalls: ToolCallAuditStore;
   /** True when the backing database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
