@@ -5,6 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AgentsController } from './agents/agents.controller.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyService } from './auth/api-key.service.js';
+import { AdminModule } from './admin/admin.module.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatSocketGateway } from './chat/chat.gateway.js';
 import { ChatService } from './chat/chat.service.js';
@@ -30,6 +31,7 @@ export class AppModule {
       imports: [
         InfraModule.forRoot(settings),
         McpModule,
+        AdminModule,
         LoggerModule.forRoot({
           pinoHttp: {
             level: settings.server.logLevel,

@@ -74,6 +74,8 @@ export class WorkerModule implements OnApplicationShutdown {
               redis,
               store: store.mcpServers,
               catalogs: store.mcpCatalog,
+              toolBindings: store.toolBindings,
+              toolCalls: store.toolCalls,
               // Its own connection: a subscribed Redis connection takes no other commands.
               releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),
               workerId: settings.worker.workerId!,

@@ -1,7 +1,9 @@
-import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
+import { toolSchemaVersion } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import type { Caller } from '#core/session/caller.js';
+import { mcpGovernance, traceIdFor, type GovernedServer } from './mcp-governance.js';
 import type { McpLease, McpPool, PoolScope } from './mcp-pool.js';
 import { mcpTools } from './mcp-tools.js';
 
@@ -12,6 +14,12 @@ export interface McpProviderOptions {
   /** A user's own servers; they extend the global ones and override one of the same name. */
   userServers: (caller: Caller) => Promise<McpServerConfig[]>;
   callTimeoutMs: number;
+  /** Which MCP tools the caller's run may use (tool bindings of the assistant and the key); null: all. */
+  bindings: (caller: Caller, assistantId: string) => Promise<((toolName: string) => boolean) | null>;
+  /** Takes each MCP call's audit record. */
+  audit: (record: ToolCallRecord) => void;
+  /** Keep arguments and results in the audit, not only sizes and hashes. */
+  auditPayloads: boolean;
   logger: { warn(obj: object, msg: string): void };
 }
 
@@ -29,49 +37,45 @@ export function serversFor(globalServers: readonly McpServerConfig[], own: reado
  * tools, and the run goes on. The run holds its leases until it ends.
  */
 export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
-  return async ({ caller, runId }) => {
-    const own = await options.userServers(caller).catch((err: unknown) => {
-      options.logger.warn({ run_id: runId, err }, "could not read the user's MCP servers; the run gets the global ones");
-      return [];
-    });
+  return async ({ caller, runId, sessionId, assistantId }) => {
+    const [own, allowed] = await Promise.all([
+      options.userServers(caller).catch((err: unknown) => {
+        options.logger.warn({ run_id: runId, err }, "could not read the user's MCP servers; the run gets the global ones");
+        return [];
+      }),
+      // Fails closed: a run whose bindings cannot be read gets no MCP tool.
+      options.bindings(caller, assistantId).catch((err: unknown) => {
+        options.logger.warn({ run_id: runId, err }, 'could not read the tool bindings; the run gets no MCP tool');
+        return () => false;
+      }),
+    ]);
     const servers = serversFor(options.globalServers, own);
     const userScope: PoolScope = { kind: 'user', tenantId: caller.tenantId, userId: caller.userId };
     const leases: Array<{ config: McpServerConfig; lease: McpLease }> = [];
-    const unavailable = new Map<string, string>();
+    const governed = new Map<string, GovernedServer>();
     await Promise.all(
       servers.map(async ({ config, own: isOwn }) => {
         try {
-          leases.push({ config, lease: await options.pool.acquire(isOwn ? userScope : { kind: 'global' }, config) });
+          const lease = await options.pool.acquire(isOwn ? userScope : { kind: 'global' }, config);
+          leases.push({ config, lease });
+          governed.set(config.name, { schemaVersions: new Map(lease.connection.catalog.tools.map((t) => [t.name, toolSchemaVersion(t)])) });
         } catch (err) {
-          unavailable.set(config.name, err instanceof Error ? err.message : String(err));
-          options.logger.warn({ run_id: runId, server: config.name, reason: err instanceof Error ? err.message : String(err) }, 'MCP server unavailable; its tools are left out of this run');
+          const reason = err instanceof Error ? err.message : String(err);
+          governed.set(config.name, { unavailable: reason, schemaVersions: new Map() });
+          options.logger.warn({ run_id: runId, server: config.name, reason }, 'MCP server unavailable; its tools are left out of this run');
         }
       }),
     );
     leases.sort((a, b) => a.config.name.localeCompare(b.config.name));
+    const tools = leases.flatMap(({ config, lease }) => mcpTools(config, lease, options.callTimeoutMs));
+    const run = { traceId: traceIdFor(runId), tenantId: caller.tenantId, userId: caller.userId, sessionId, runId, agentId: assistantId, ...(caller.keyId ? { apiKeyId: caller.keyId } : {}) };
     return {
-      tools: leases.flatMap(({ config, lease }) => mcpTools(config, lease, options.callTimeoutMs)),
-      middleware: unavailable.size > 0 ? [unavailableServers(unavailable)] : [],
+      // A tool the bindings do not allow is never offered.
+      tools: allowed ? tools.filter((t) => allowed(t.name)) : tools,
+      middleware: governed.size > 0 ? [mcpGovernance({ run, servers: governed, allowed, audit: options.audit, payloads: options.auditPayloads })] : [],
       release: async () => {
         for (const { lease } of leases) lease.release();
       },
     };
-  };
-}
-
-/**
- * Answers a call to a tool of a server that could not be reached for this run (the model may
- * know its tools from earlier turns) with the reason, instead of "Tool not found".
- */
-function unavailableServers(reasons: ReadonlyMap<string, string>): AgentMiddleware {
-  return {
-    name: 'mcp-unavailable-servers',
-    async wrapToolCall(call, ctx, next) {
-      const [, server, tool] = call.name.match(/^([^.]+?)(?:\.|__)(.+)$/) ?? [];
-      const reason = server === undefined ? undefined : reasons.get(server);
-      if (reason === undefined) return next(call, ctx);
-      const error = `The ${server} MCP server is unavailable for this turn, so ${server}.${tool} did not run: ${reason}. Trying again in a later turn may work.`;
-      return { success: false, output: { retry: true }, error, status: 'error' };
-    },
   };
 }

@@ -25,6 +25,8 @@ export const redisKeys = {
   mcpStatus: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:status`,
   /** Raised on every change to a user's MCP servers: workers reload them when it moves. */
   mcpConfigVersion: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:version`,
+  /** Raised on every change to a tenant's MCP tool bindings: workers reload them when it moves. */
+  toolBindingsVersion: (tenantId: string) => `da:bindings:{${tenantId}}:version`,
   /** Events for all of one user's sockets, on every gateway: JSON {tenant_id, user_id, event}. */
   userEventsChannel: 'da:user-events',
   /** Tells workers to close MCP connections: JSON {tenant_id, user_id, server_name?, reason}. */

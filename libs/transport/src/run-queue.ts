@@ -8,6 +8,8 @@ export interface RunJobData {
   tenantId: string;
   userId: string;
   assistantId: string;
+  /** The API key the run came with (its id, never the key): tool bindings may name it. */
+  apiKeyId?: string;
   /** The person's message; emptied once the run has ended (the session's history holds it). */
   message: string;
   requestId?: string;

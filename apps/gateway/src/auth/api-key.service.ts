@@ -30,7 +30,10 @@ export class ApiKeyService {
     const parsed = parseApiKeys(settings.server.apiKeys);
     if (!parsed.ok) throw new Error(`DATAAGENT_API_KEYS: ${parsed.problems.join('; ')}`);
     // `operator` is accepted ahead of its permissions: until Role names it, it passes no admin check.
-    this.entries = parsed.keys.map((k) => ({ digest: digest(k.key), caller: { tenantId: k.tenantId, userId: k.userId, role: k.role as Role } }));
+    this.entries = parsed.keys.map((k) => {
+      const d = digest(k.key);
+      return { digest: d, caller: { tenantId: k.tenantId, userId: k.userId, role: k.role as Role, keyId: `env-${d.toString('hex').slice(0, 12)}` } };
+    });
   }
 
   /**

@@ -108,7 +108,7 @@ export class ChatService {
     const { sessionId, runId } = run;
     try {
       await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, message, requestId, enqueuedAt: Date.now(), afterRuns });
+      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, apiKeyId: caller.keyId, message, requestId, enqueuedAt: Date.now(), afterRuns });
     } catch (err) {
       await this.store.runs.markFinished(runId, 'failed', 'The run could not be queued').catch(() => undefined);
       throw err;

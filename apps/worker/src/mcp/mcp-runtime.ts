@@ -6,6 +6,8 @@ import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { GLOBAL_MCP_OWNER, type McpCatalogOwner, type McpCatalogStore } from '#core/mcp/mcp-catalog-store.js';
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
+import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/mcp/tool-bindings.js';
+import type { ToolCallAuditStore } from '#core/mcp/tool-call-audit.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/session/caller.js';
 import type { McpConnection } from '#mcp/mcp-connection.js';
@@ -15,6 +17,7 @@ import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
 import type { McpServerStatus } from '#transport/mcp-status.js';
 import { listenMcpReleases } from '#transport/mcp-release.js';
 import { redisKeys } from '#transport/redis-keys.js';
+import { ToolCallAuditWriter } from './tool-call-audit-writer.js';
 
 /** Seconds a published status lives unless a worker refreshes it. */
 const STATUS_TTL_SECONDS = 300;
@@ -40,6 +43,9 @@ export interface McpRuntimeOptions {
   store: McpServerStore;
   /** Where each server's tool catalog is kept (`mcp_tools`). */
   catalogs: McpCatalogStore;
+  /** The tenants' tool bindings, and where each MCP call's audit record goes. */
+  toolBindings: ToolBindingStore;
+  toolCalls: ToolCallAuditStore;
   /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
   releases?: Redis;
   workerId: string;
@@ -52,7 +58,7 @@ export interface McpRuntimeOptions {
  * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, releases, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
     const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
@@ -138,11 +144,35 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     });
   }
 
-  const provider = mcpToolProvider({ pool, globalServers, userServers, callTimeoutMs: config.callTimeoutMs, logger });
+  // A tenant's bindings are read again only when the gateway has raised their version.
+  const bindingCache = new Map<string, { version: string; bindings: ToolBinding[] }>();
+  const bindings = async (caller: Caller, assistantId: string) => {
+    const version = (await redis.get(redisKeys.toolBindingsVersion(caller.tenantId))) ?? '0';
+    let cached = bindingCache.get(caller.tenantId);
+    if (cached?.version !== version) {
+      cached = { version, bindings: await toolBindings.list(caller.tenantId) };
+      bindingCache.set(caller.tenantId, cached);
+      if (bindingCache.size > 10_000) bindingCache.delete(bindingCache.keys().next().value!);
+    }
+    return bindingMatcher(cached.bindings, { agentId: assistantId, apiKeyId: caller.keyId });
+  };
+  const audit = new ToolCallAuditWriter(toolCalls, logger);
+
+  const provider = mcpToolProvider({
+    pool,
+    globalServers,
+    userServers,
+    bindings,
+    audit: (record) => audit.add(record),
+    auditPayloads: config.auditPayloads,
+    callTimeoutMs: config.callTimeoutMs,
+    logger,
+  });
   if (globalServers.length > 0) logger.info({ servers: globalServers.map((s) => s.name) }, 'MCP servers configured');
   const close = async () => {
     await releases?.quit().catch(() => releases.disconnect());
     await pool.close();
+    await audit.close();
   };
   return { pool, provider, globalServers, close };
 }

@@ -104,7 +104,7 @@ export class RunRunner {
     const controller = new AbortController();
     const entry: ActiveRun = { controller, waiting: 0 };
     this.active.set(job.runId, entry);
-    const caller: Caller = { tenantId: job.tenantId, userId: job.userId, role: 'user' };
+    const caller: Caller = { tenantId: job.tenantId, userId: job.userId, role: 'user', ...(job.apiKeyId ? { keyId: job.apiKeyId } : {}) };
     const added: ChatMessage[] = [];
     let status: FinalStatus = 'completed';
     let failure: string | undefined;

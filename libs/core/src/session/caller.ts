@@ -5,6 +5,11 @@ export interface Caller {
   tenantId: string;
   userId: string;
   role: Role;
+  /**
+   * The API key's id (tool bindings may name it). Never the key: for DATAAGENT_API_KEYS entries,
+   * `env-` and the first 12 hex characters of the key's SHA-256. Absent with auth disabled.
+   */
+  keyId?: string;
 }
 
 export const ANONYMOUS_CALLER: Caller = { tenantId: 'default', userId: 'anonymous', role: 'user' };

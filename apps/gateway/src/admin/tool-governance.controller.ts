@@ -1,0 +1,34 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import type { Caller } from '#core/session/caller.js';
+import { CurrentCaller } from '../auth/api-key.guard.js';
+import { CreateToolBindingDto, ToolCallQueryDto } from './tool-governance.dto.js';
+import { ToolGovernanceService } from './tool-governance.service.js';
+
+/** Admins of a tenant: which MCP tools its assistants and keys may use, and the audit of every call. */
+@Controller('admin')
+export class ToolGovernanceController {
+  constructor(private readonly governance: ToolGovernanceService) {}
+
+  /** Binds tools to an assistant or an API key: from then on they get only the tools their bindings list. */
+  @Post('tool-bindings')
+  @HttpCode(201)
+  createBinding(@CurrentCaller() caller: Caller, @Body() body: CreateToolBindingDto) {
+    return this.governance.createBinding(caller, body);
+  }
+
+  @Get('tool-bindings')
+  listBindings(@CurrentCaller() caller: Caller) {
+    return this.governance.listBindings(caller);
+  }
+
+  @Delete('tool-bindings/:bindingId')
+  deleteBinding(@CurrentCaller() caller: Caller, @Param('bindingId') bindingId: string) {
+    return this.governance.deleteBinding(caller, bindingId);
+  }
+
+  /** `?session_id=&tool_name=&status=&limit=&offset=`, newest first. */
+  @Get('tool-calls')
+  listCalls(@CurrentCaller() caller: Caller, @Query() query: ToolCallQueryDto) {
+    return this.governance.listCalls(caller, query);
+  }
+}
