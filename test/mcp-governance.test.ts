@@ -34,6 +34,8 @@ describe('governed MCP calls', () => {
             command: process.execPath,
             args: [FAULT_SERVER, 'shop', '--record', shop.file],
             timeout_ms: 30_000,
+            description: 'orders of the web shop',
+            trigger_keywords: ['订单', 'order status'],
             // The seed's 5 s example, and short timeouts for the first-call hangs.
             tools: { report: { timeout_ms: 5_000 }, lookup: { timeout_ms: 400 }, cancel_order: { timeout_ms: 400 } },
           },
@@ -116,6 +118,24 @@ describe('governed MCP calls', () => {
     expect(told).toContain('shop.cancel_order did not answer within 400 ms; the call was cancelled, but whether it took effect is unknown. It changes things: check before calling it again.');
     expect(JSON.parse(told).details).toEqual({ retry: false, reason: 'timeout', attempts: 1 });
     expect(calls('cancel_order')).toHaveLength(1);
+  });
+
+  it("puts into the prompt only the tools a message points at (seed 000): none, a keyword's server, an explicit call", async () => {
+    const lastRequest = () => system.llm.requests.at(-1)!.body;
+    const mcpOffered = () => (lastRequest().tools ?? []).map((t) => t.function.name).filter((n) => n.includes('__'));
+    const systemText = () => String(lastRequest().messages?.[0]?.content);
+
+    await chat('hello, how are you?');
+    expect(mcpOffered()).toEqual([]);
+    expect(systemText()).not.toContain('MCP tools');
+
+    await chat('我的订单 A-1 到哪了？');
+    expect(mcpOffered().sort()).toEqual(['shop__cancel_order', 'shop__echo', 'shop__get_order', 'shop__lookup', 'shop__report']);
+    expect(systemText()).toContain('MCP tools for this request:\n{"name":"shop.echo"');
+
+    await chat('调用 get_order 查一下 A-1');
+    expect(mcpOffered()).toEqual(expect.arrayContaining(['shop__get_order']));
+    expect(mcpOffered()).not.toContain('shop__report');
   });
 
   it('records every call in the audit log, which only an admin of the tenant reads, with sizes and hashes but no payloads', async () => {

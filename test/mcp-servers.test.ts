@@ -82,8 +82,10 @@ describe('MCP servers from the config file', () => {
     expect(body.messages.at(-1).content).toContain(`Echo: hello ${server}`);
   });
 
-  it('offers the tools to the model under names its API accepts, described with their server', async () => {
+  it('offers the tools a message points at under names their API accepts, described with their server, and none without MCP intent', async () => {
     await chat('hello');
+    expect((system.llm.requests.at(-1)!.body.tools ?? []).map((t) => t.function.name).filter((n) => n.startsWith('ev-'))).toEqual([]);
+    await chat('use the ev-stdio tool, then call ev-sse.get-sum and run ev-http.echo');
     const offered = (system.llm.requests.at(-1)!.body.tools ?? []).map((t) => t.function);
     const names = offered.map((f) => f.name);
     expect(names).toEqual(expect.arrayContaining(['ev-stdio__echo', 'ev-sse__get-sum', 'ev-http__echo']));

@@ -73,10 +73,14 @@ describe("users' own MCP servers", () => {
     const bob = await chat(BOB, '[[tool:mine__echo {"message":"from bob"}]]');
     expect(resultOf(alice.run)).toMatchObject({ status: 'success', result: 'Echo: from alice' });
     expect(resultOf(bob.run)).toMatchObject({ status: 'success', result: 'Echo: from bob' });
-    expect(alice.offered).toEqual(expect.arrayContaining(['mine__echo', 'mine__slow']));
-    expect(alice.offered).not.toContain('mine__wait');
-    expect(bob.offered).toEqual(expect.arrayContaining(['mine__echo', 'mine__wait']));
-    expect(bob.offered).not.toContain('mine__slow');
+    // Offered: what an explicit call of the server gives each of them.
+    const aliceOffered = (await chat(ALICE, 'use the mine tool')).offered;
+    const bobOffered = (await chat(BOB, 'use the mine tool')).offered;
+    expect(aliceOffered).toEqual(expect.arrayContaining(['mine__echo', 'mine__slow']));
+    expect(aliceOffered).not.toContain('mine__wait');
+    expect(bobOffered).toEqual(expect.arrayContaining(['mine__echo', 'mine__wait']));
+    expect(bobOffered).not.toContain('mine__slow');
+    expect(alice.offered).toContain('mine__echo');
 
     // Each call reached its owner's process only.
     const aliceCalls = recordOf('alice').entries().filter((e) => e.event === 'call');
@@ -117,7 +121,7 @@ describe("users' own MCP servers", () => {
     try {
       const alice = await chat(ALICE, '[[tool:shared__slow {"seconds":0}]]');
       expect(resultOf(alice.run)).toMatchObject({ status: 'success', result: 'done' });
-      expect(alice.offered).not.toContain('shared__get-sum');
+      expect((await chat(ALICE, 'use the shared tool')).offered).not.toContain('shared__get-sum');
       const bob = await chat(BOB, '[[tool:shared__get-sum {"a":1,"b":2}]]');
       expect(resultOf(bob.run).status).toBe('success');
       expect(String(resultOf(bob.run).result)).toContain('3');
@@ -135,9 +139,9 @@ describe("users' own MCP servers", () => {
     expect(isRunning(before.pid!)).toBe(true);
     expect((await api(system.url, 'PUT', '/users/bob/mcp-servers/mine', { apiKey: BOB, body: mine('bob', 'slow') })).status).toBe(200);
     await waitUntil(() => !isRunning(before.pid!), 10_000);
-    const { run, offered } = await chat(BOB, '[[tool:mine__slow {"seconds":0}]]');
+    const { run } = await chat(BOB, '[[tool:mine__slow {"seconds":0}]]');
     expect(resultOf(run)).toMatchObject({ status: 'success', result: 'done' });
-    expect(offered).not.toContain('mine__wait');
+    expect((await chat(BOB, 'use the mine server')).offered).not.toContain('mine__wait');
 
     // Alice's server stays up while she has a session, and ends when her last one is deleted.
     const alice = started('alice').at(-1)!;

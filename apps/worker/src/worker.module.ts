@@ -76,6 +76,7 @@ export class WorkerModule implements OnApplicationShutdown {
               catalogs: store.mcpCatalog,
               toolBindings: store.toolBindings,
               toolCalls: store.toolCalls,
+              textTools: settings.worker.toolPrompt,
               // Its own connection: a subscribed Redis connection takes no other commands.
               releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),
               workerId: settings.worker.workerId!,

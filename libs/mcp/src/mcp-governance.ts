@@ -31,6 +31,8 @@ export interface GovernanceOptions {
   audit: (record: ToolCallRecord) => void;
   /** Keep arguments and results in the audit (DATAAGENT_AUDIT_PAYLOADS), not only sizes and hashes. */
   payloads: boolean;
+  /** Each offered tool's full input schema: a call with wrong arguments gets it back (Level 3). */
+  schemas?: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 /**
@@ -59,6 +61,9 @@ export function mcpGovernance(options: GovernanceOptions): AgentMiddleware {
         });
       } else {
         result = await next(call, ctx);
+        const schema = options.schemas?.get(qualified);
+        const details = result.output as { error_code?: unknown } | null;
+        if (!result.success && details?.error_code === 'invalid_arguments' && schema) result = { ...result, output: { ...details, schema } };
       }
       const endedAt = new Date();
       options.audit(auditRecord(options, call, ctx.toolCallId, named, governed.schemaVersions.get(tool) ?? '', result, ctx.signal.aborted, startedAt, endedAt));

@@ -3,7 +3,9 @@ import { toolSchemaVersion } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import type { Caller } from '#core/session/caller.js';
+import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import { mcpGovernance, traceIdFor, type GovernedServer } from './mcp-governance.js';
+import { mcpInjection } from './mcp-injection.js';
 import type { McpLease, McpPool, PoolScope } from './mcp-pool.js';
 import { mcpTools } from './mcp-tools.js';
 
@@ -20,6 +22,10 @@ export interface McpProviderOptions {
   audit: (record: ToolCallRecord) => void;
   /** Keep arguments and results in the audit, not only sizes and hashes. */
   auditPayloads: boolean;
+  /** `intent`: only tools the message points at go into the prompt (layered); `all`: every tool, full schema, every turn. */
+  injection: 'intent' | 'all';
+  /** The model reads tools from the prompt (DATAAGENT_TOOL_PROMPT), not from native function definitions. */
+  textTools: boolean;
   logger: { warn(obj: object, msg: string): void };
 }
 
@@ -68,11 +74,23 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     );
     leases.sort((a, b) => a.config.name.localeCompare(b.config.name));
     const tools = leases.flatMap(({ config, lease }) => mcpTools(config, lease, options.callTimeoutMs));
+    const offered = allowed ? tools.filter((t) => allowed(t.name)) : tools;
     const run = { traceId: traceIdFor(runId), tenantId: caller.tenantId, userId: caller.userId, sessionId, runId, agentId: assistantId, ...(caller.keyId ? { apiKeyId: caller.keyId } : {}) };
+    const middleware: AgentMiddleware[] = [];
+    if (governed.size > 0) middleware.push(mcpGovernance({ run, servers: governed, allowed, audit: options.audit, payloads: options.auditPayloads, schemas: new Map(offered.map((t) => [t.name, t.parameters])) }));
+    if (options.injection === 'intent' && offered.length > 0) {
+      const intentServers = leases.map(({ config }) => ({
+        name: config.name,
+        triggerKeywords: config.triggerKeywords,
+        tools: offered.filter((t) => t.name.startsWith(`${config.name}.`)).map((t) => t.name.slice(config.name.length + 1)),
+      }));
+      const specs = new Map(offered.map((t) => [t.name, { name: t.name, description: t.description, parameters: t.parameters }]));
+      middleware.push(mcpInjection({ servers: intentServers, specs, textTools: options.textTools }));
+    }
     return {
       // A tool the bindings do not allow is never offered.
-      tools: allowed ? tools.filter((t) => allowed(t.name)) : tools,
-      middleware: governed.size > 0 ? [mcpGovernance({ run, servers: governed, allowed, audit: options.audit, payloads: options.auditPayloads })] : [],
+      tools: offered,
+      middleware,
       release: async () => {
         for (const { lease } of leases) lease.release();
       },

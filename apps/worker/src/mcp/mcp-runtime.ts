@@ -46,6 +46,8 @@ export interface McpRuntimeOptions {
   /** The tenants' tool bindings, and where each MCP call's audit record goes. */
   toolBindings: ToolBindingStore;
   toolCalls: ToolCallAuditStore;
+  /** The model reads tools from the prompt (DATAAGENT_TOOL_PROMPT). */
+  textTools: boolean;
   /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
   releases?: Redis;
   workerId: string;
@@ -58,7 +60,7 @@ export interface McpRuntimeOptions {
  * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
     const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
@@ -165,6 +167,8 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     bindings,
     audit: (record) => audit.add(record),
     auditPayloads: config.auditPayloads,
+    injection: config.toolInjection,
+    textTools,
     callTimeoutMs: config.callTimeoutMs,
     logger,
   });

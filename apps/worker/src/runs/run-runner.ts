@@ -170,7 +170,8 @@ export class RunRunner {
       const hitl = this.deps.hitlFor?.(caller);
       equipped = await provideRunTools(this.deps.toolProviders ?? [], { caller, runId: job.runId, sessionId: job.sessionId, assistantId: job.assistantId, signal: controller.signal });
       const executor = agents.create(job.assistantId, {
-        ...(base ? { tools: [...base.tools, ...equipped.tools], middleware: [...base.middleware, ...equipped.middleware] } : {}),
+        // The run's own middleware first: what it decides about the tools (MCP injection) is in place before the tool prompt describes them.
+        ...(base ? { tools: [...base.tools, ...equipped.tools], middleware: [...equipped.middleware, ...base.middleware] } : {}),
         ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
       });
       const events = executor.execute(job.message, job.sessionId, {

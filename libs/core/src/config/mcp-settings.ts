@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { Env } from './env.js';
 
 /** Worker: the operator's MCP servers and the connection pools (users' limits: McpConfig in settings.ts). */
@@ -22,6 +22,13 @@ export class McpRuntimeConfig {
   /** Milliseconds a tool call may take when its server sets no timeout_ms (progress extends it, up to ten times). */
   @Env('DATAAGENT_MCP_CALL_TIMEOUT_MS', 'int') @IsInt() @Min(100) @Max(600_000)
   callTimeoutMs = 60_000;
+
+  /**
+   * `intent`: an MCP tool goes into the prompt only when the person's message points at it
+   * (explicit call or trigger keyword), described in layers; `all`: every tool's full schema, every turn.
+   */
+  @Env('DATAAGENT_MCP_TOOL_INJECTION') @IsIn(['intent', 'all'], { message: 'must be intent or all' })
+  toolInjection: 'intent' | 'all' = 'intent';
 
   /** Keep MCP calls' arguments and results in the audit log, not only their sizes and hashes. */
   @Env('DATAAGENT_AUDIT_PAYLOADS', 'bool') @IsBoolean({ message: 'must be true or false' })
