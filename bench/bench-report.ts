@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClockOffset } from './clock-offset.js';
 import type { McpFigures } from './mcp-bench.js';
+import type { TokenFigures } from './token-bench.js';
 import { summarize, type LatencySummary } from './percentiles.js';
 import type { CpuUse } from './process-cpu.js';
 import type { TakeoverSample } from './takeover.js';
@@ -47,6 +48,8 @@ export interface BenchReport {
   rounds: RoundFigures[];
   targets: TargetCheck[];
   parserBench?: unknown;
+  /** MCP prompt tokens per turn (token-bench.ts). */
+  tokens?: TokenFigures;
   /** Cancel → done at the client, with that many runs streaming when the cancels start. */
   cancel?: { activeRuns: number; latency: LatencySummary; cancelled: number; notCancelled: number };
   /**

@@ -10,6 +10,7 @@
  * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1,
  * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
  * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose),
+ * BENCH_SKIP_TOKENS=1 (MCP prompt tokens per turn, layered injection vs every full schema; token-bench.ts),
  * BENCH_SKIP_MCP=1, BENCH_MCP_CALLS=2000, BENCH_MCP_USERS=50, BENCH_MCP_SECONDS=5 (MCP through the worker's pool
  * beside the bare SDK client against server-everything on loopback, streamable HTTP and stdio: sequential echo
  * calls per side, new users' first calls cold and warm, calls per second at concurrency 50 for that many seconds
@@ -27,6 +28,7 @@ import { measureBullmqFloor } from './floor-bullmq.js';
 import { measureRedisPubSubFloor } from './floor-redis-pubsub.js';
 import { measureSocketIoFloor } from './floor-socketio.js';
 import { measureMcp } from './mcp-bench.js';
+import { formatTokens, measureTokens } from './token-bench.js';
 import { summarize } from './percentiles.js';
 import { CpuMeter } from './process-cpu.js';
 import { resultsDir } from './repo-paths.js';
@@ -204,6 +206,15 @@ async function main(): Promise<number> {
   }
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
+  if (!process.env.BENCH_SKIP_TOKENS) {
+    try {
+      report.tokens = measureTokens();
+      console.log(`${formatTokens(report.tokens)}\n`);
+    } catch (err) {
+      exitCode = 1;
+      log(`token bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
   if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {
     try {
       report.parserBench = await runParserBenchIfPresent();
