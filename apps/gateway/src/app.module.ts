@@ -25,11 +25,12 @@ import { MemoryController } from './users/memory.controller.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(settings: GatewaySettings): DynamicModule {
+  /** @param stopTracing Flushes and stops the trace exporter at shutdown; null when tracing is off. */
+  static forRoot(settings: GatewaySettings, stopTracing: (() => Promise<void>) | null = null): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        InfraModule.forRoot(settings),
+        InfraModule.forRoot(settings, stopTracing),
         McpModule,
         AdminModule,
         LoggerModule.forRoot({

@@ -12,6 +12,7 @@ import { validationError } from './common/validation.js';
 import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
 import { OriginPolicy } from './infra/origin-policy.js';
 import type { ApiError } from './common/api-error.js';
+import { startTracing } from '#telemetry/tracing.js';
 import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
 
@@ -29,7 +30,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const { server } = settings;
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), { bufferLogs: true, bodyParser: false });
+  // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
+  const stopTracing = startTracing('dataagent-gateway');
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, stopTracing), { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
   // A failure nobody awaited (a Redis error reply, a client gone mid-write) must not take every
   // connection of this gateway down with it.

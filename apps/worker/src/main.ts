@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { ConfigError } from '#core/config/env.js';
+import { startTracing } from '#telemetry/tracing.js';
 import { loadWorkerSettings } from './infra/worker-config.js';
 import { WorkerModule } from './worker.module.js';
 
@@ -21,7 +22,9 @@ async function main(): Promise<void> {
   const logger = pino({ level: settings.worker.logLevel, base: { service: 'worker', worker_id: settings.worker.workerId } });
   // A Redis error reply nobody awaited (OOM, READONLY) must not end every run on this worker.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger), { logger: ['error', 'warn'] });
+  // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
+  const stopTracing = startTracing('dataagent-worker');
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger, stopTracing), { logger: ['error', 'warn'] });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   logger.info('worker ready');
 }

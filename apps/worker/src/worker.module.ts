@@ -14,25 +14,33 @@ import { FileMemoryStore } from '#core/memory/memory-store.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
-import { LOGGER, MCP, REDIS, SETTINGS, STORE } from './infra/tokens.js';
+import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE } from './infra/tokens.js';
 import { createMcpRuntime, type McpRuntime } from './mcp/mcp-runtime.js';
 import type { WorkerSettings } from './infra/worker-config.js';
 import { EventArchiver } from './runs/event-archiver.js';
 import { PendingWrites } from './runs/pending-writes.js';
 import { RunProcessor } from './runs/run.processor.js';
 import { RunRunner } from './runs/run-runner.js';
+import { RunTraces } from './tracing/run-traces.js';
 
 /** How long a worker's Redis command may wait (for a reconnection, say) before it fails. */
 const WORKER_REDIS_COMMAND_TIMEOUT_MS = 5_000;
 
 @Module({})
 export class WorkerModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis, @Inject(STORE) private readonly store: ConversationStore) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(STORE) private readonly store: ConversationStore,
+    @Inject(STOP_TRACING) private readonly stopTracing: (() => Promise<void>) | null,
+  ) {}
 
-  static forRoot(settings: WorkerSettings, logger: Logger): DynamicModule {
+  /** @param stopTracing Flushes and stops the trace exporter; null when tracing is off. */
+  static forRoot(settings: WorkerSettings, logger: Logger, stopTracing: (() => Promise<void>) | null = null): DynamicModule {
+    const traces = new RunTraces(stopTracing !== null);
     return {
       module: WorkerModule,
       providers: [
+        { provide: STOP_TRACING, useValue: stopTracing },
         { provide: SETTINGS, useValue: settings },
         { provide: LOGGER, useValue: logger },
         // Commands wait out a short Redis blip, then fail: a run whose writes fail is handed back
@@ -77,6 +85,7 @@ export class WorkerModule implements OnApplicationShutdown {
               toolBindings: store.toolBindings,
               toolCalls: store.toolCalls,
               textTools: settings.worker.toolPrompt,
+              onAudit: (record) => traces.mcpCall(record),
               // Its own connection: a subscribed Redis connection takes no other commands.
               releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),
               workerId: settings.worker.workerId!,
@@ -108,6 +117,7 @@ export class WorkerModule implements OnApplicationShutdown {
               historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
               toolProviders: [memoryToolProvider(memory), mcp.provider],
+              traces,
               logger,
             });
           },
@@ -121,5 +131,6 @@ export class WorkerModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.redis.quit().catch(() => undefined);
     await this.store.close().catch(() => undefined);
+    await this.stopTracing?.();
   }
 }

@@ -43,7 +43,7 @@ export function serversFor(globalServers: readonly McpServerConfig[], own: reado
  * tools, and the run goes on. The run holds its leases until it ends.
  */
 export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
-  return async ({ caller, runId, sessionId, assistantId }) => {
+  return async ({ caller, runId, sessionId, assistantId, traceId }) => {
     const [own, allowed] = await Promise.all([
       options.userServers(caller).catch((err: unknown) => {
         options.logger.warn({ run_id: runId, err }, "could not read the user's MCP servers; the run gets the global ones");
@@ -75,7 +75,7 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     leases.sort((a, b) => a.config.name.localeCompare(b.config.name));
     const tools = leases.flatMap(({ config, lease }) => mcpTools(config, lease, options.callTimeoutMs));
     const offered = allowed ? tools.filter((t) => allowed(t.name)) : tools;
-    const run = { traceId: traceIdFor(runId), tenantId: caller.tenantId, userId: caller.userId, sessionId, runId, agentId: assistantId, ...(caller.keyId ? { apiKeyId: caller.keyId } : {}) };
+    const run = { traceId: traceId ?? traceIdFor(runId), tenantId: caller.tenantId, userId: caller.userId, sessionId, runId, agentId: assistantId, ...(caller.keyId ? { apiKeyId: caller.keyId } : {}) };
     const middleware: AgentMiddleware[] = [];
     if (governed.size > 0) middleware.push(mcpGovernance({ run, servers: governed, allowed, audit: options.audit, payloads: options.auditPayloads, schemas: new Map(offered.map((t) => [t.name, t.parameters])) }));
     if (options.injection === 'intent' && offered.length > 0) {

@@ -8,6 +8,8 @@ export interface RunJobData {
   tenantId: string;
   userId: string;
   assistantId: string;
+  /** W3C traceparent of the gateway's span, when tracing is on: the worker's run continues that trace. */
+  traceparent?: string;
   /** The API key the run came with (its id, never the key): tool bindings may name it. */
   apiKeyId?: string;
   /** The person's message; emptied once the run has ended (the session's history holds it). */

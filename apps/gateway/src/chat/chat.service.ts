@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunQueuedEvent, type EventDict } from '#core/events/execution-event.js';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
 import type { Caller } from '#core/session/caller.js';
+import { endWithError, ROOT_CONTEXT, SpanKind, startSpan, traceparentOf, type Span } from '#telemetry/tracing.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { followEvents, type FollowListener, type FollowOptions } from '#transport/run-event-stream.js';
 import { RunEventLog } from '#transport/run-event-log.js';
@@ -48,6 +49,20 @@ export class ChatService {
    * @throws ApiError 404 (unknown session or assistant), 409 (a run is active), 413, 503.
    */
   async submit(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<SubmittedRun> {
+    // The trace of the run starts here; the worker continues it from the job's traceparent.
+    const span = startSpan('chat.submit', ROOT_CONTEXT, { 'dataagent.tenant_id': caller.tenantId, 'dataagent.user_id': caller.userId }, SpanKind.PRODUCER);
+    try {
+      const submitted = await this.submitRun(caller, request, span, requestId);
+      span.setAttributes({ 'dataagent.session_id': submitted.sessionId, 'dataagent.run_id': submitted.runId });
+      span.end();
+      return submitted;
+    } catch (err) {
+      endWithError(span, err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+  }
+
+  private async submitRun(caller: Caller, request: ChatRequestDto, span: Span, requestId?: string): Promise<SubmittedRun> {
     const { server } = this.settings;
     const bytes = Buffer.byteLength(request.message, 'utf8');
     if (bytes > server.maxMessageBytes) {
@@ -65,7 +80,7 @@ export class ChatService {
         this.store.sessions.create({ sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) }),
         ...this.runRows(caller, sessionId, runId, assistantId, request.message),
       ]);
-      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, requestId);
+      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId);
     }
 
     const sessionId = request.session_id;
@@ -89,7 +104,7 @@ export class ChatService {
       if (mode === 'reject') throw new ApiError(409, 'run_in_progress', 'Another message of this session is being started; wait for its run, or set DATAAGENT_MULTITASK', {});
       throw new ApiError(503, 'session_busy', 'Too many messages for this session at once; retry shortly', {}, { 'Retry-After': '1' });
     }
-    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, requestId, admitted.afterRuns);
+    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, admitted.afterRuns);
   }
 
   /** The run's row and the user's message. */
@@ -104,11 +119,11 @@ export class ChatService {
    * Announces and queues a run whose rows are written. A run that cannot be queued is ended
    * failed at once, or its session would answer 409 forever.
    */
-  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, requestId?: string, afterRuns?: string[]): Promise<SubmittedRun> {
+  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId?: string, afterRuns?: string[]): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
     try {
       await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, apiKeyId: caller.keyId, message, requestId, enqueuedAt: Date.now(), afterRuns });
+      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, apiKeyId: caller.keyId, message, requestId, enqueuedAt: Date.now(), afterRuns, traceparent: traceparentOf(span) });
     } catch (err) {
       await this.store.runs.markFinished(runId, 'failed', 'The run could not be queued').catch(() => undefined);
       throw err;

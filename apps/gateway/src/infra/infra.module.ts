@@ -13,7 +13,7 @@ import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { OriginPolicy } from './origin-policy.js';
-import { REDIS, SETTINGS, STORE, SUBSCRIBER } from './tokens.js';
+import { REDIS, SETTINGS, STOP_TRACING, STORE, SUBSCRIBER } from './tokens.js';
 
 /** Connections the gateway holds: Redis (commands, one subscriber for run and user events), the queue, the store. */
 @Global()
@@ -24,13 +24,16 @@ export class InfraModule implements OnApplicationShutdown {
     @Inject(SUBSCRIBER) private readonly subscriber: Redis,
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly queue: RunQueue,
+    @Inject(STOP_TRACING) private readonly stopTracing: (() => Promise<void>) | null,
   ) {}
 
-  static forRoot(settings: GatewaySettings): DynamicModule {
+  /** @param stopTracing Flushes and stops the trace exporter at shutdown; null when tracing is off. */
+  static forRoot(settings: GatewaySettings, stopTracing: (() => Promise<void>) | null = null): DynamicModule {
     const { redis } = settings;
     return {
       module: InfraModule,
       providers: [
+        { provide: STOP_TRACING, useValue: stopTracing },
         { provide: SETTINGS, useValue: settings },
         // Requests fail fast (503) while Redis is down instead of waiting for it.
         { provide: REDIS, useFactory: () => createRedis(redis.url, 'gateway', failFast()) },
@@ -56,6 +59,7 @@ export class InfraModule implements OnApplicationShutdown {
     await this.queue.close().catch(() => undefined);
     await Promise.all([this.redis.quit(), this.subscriber.quit()].map((p) => p.catch(() => undefined)));
     await this.store.close().catch(() => undefined);
+    await this.stopTracing?.();
   }
 }
 

@@ -3,3 +3,4 @@ export const LOGGER = Symbol('logger');
 export const REDIS = Symbol('redis');
 export const STORE = Symbol('conversation-store');
 export const MCP = Symbol('mcp-runtime');
+export const STOP_TRACING = Symbol('stop-tracing');

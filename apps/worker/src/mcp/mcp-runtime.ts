@@ -7,7 +7,7 @@ import { GLOBAL_MCP_OWNER, type McpCatalogOwner, type McpCatalogStore } from '#c
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
 import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/mcp/tool-bindings.js';
-import type { ToolCallAuditStore } from '#core/mcp/tool-call-audit.js';
+import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/session/caller.js';
 import type { McpConnection } from '#mcp/mcp-connection.js';
@@ -48,6 +48,8 @@ export interface McpRuntimeOptions {
   toolCalls: ToolCallAuditStore;
   /** The model reads tools from the prompt (DATAAGENT_TOOL_PROMPT). */
   textTools: boolean;
+  /** Also told of each MCP call's audit record (its trace span). */
+  onAudit?: (record: ToolCallRecord) => void;
   /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
   releases?: Redis;
   workerId: string;
@@ -60,7 +62,7 @@ export interface McpRuntimeOptions {
  * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, onAudit, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
     const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
@@ -165,7 +167,10 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     globalServers,
     userServers,
     bindings,
-    audit: (record) => audit.add(record),
+    audit: (record) => {
+      audit.add(record);
+      onAudit?.(record);
+    },
     auditPayloads: config.auditPayloads,
     injection: config.toolInjection,
     textTools,

@@ -6,6 +6,7 @@ import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engi
 import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/session/caller.js';
+import type { RunTraces } from '../tracing/run-traces.js';
 import type { ConversationStore, RunStatus } from '#core/session/session-store.js';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
@@ -26,6 +27,8 @@ export interface RunRunnerDeps {
   workerId: string;
   /** Builds the HITL handler for one run's caller; absent: everything is approved. */
   hitlFor?: (caller: Caller) => HitlHandler;
+  /** Each run's part of its trace (off: no spans). */
+  traces?: RunTraces;
   /** Equip each run with more tools and middleware (memory, MCP servers); released when it ends. */
   toolProviders?: RunToolProvider[];
   /** Writes kept for a database that cannot be reached. */
@@ -112,6 +115,7 @@ export class RunRunner {
     let lastSeq = 0;
     let epoch = 0;
     let equipped: RunTools | undefined;
+    const runTrace = this.deps.traces?.start(job);
 
     // Redis out of reach (past the command timeout) or another owner: the run stops here and
     // continues elsewhere (or here, later) from its ledger, instead of failing.
@@ -168,10 +172,19 @@ export class RunRunner {
       };
       const base = agents.get(job.assistantId);
       const hitl = this.deps.hitlFor?.(caller);
-      equipped = await provideRunTools(this.deps.toolProviders ?? [], { caller, runId: job.runId, sessionId: job.sessionId, assistantId: job.assistantId, signal: controller.signal });
+      equipped = await provideRunTools(this.deps.toolProviders ?? [], {
+        caller,
+        runId: job.runId,
+        sessionId: job.sessionId,
+        assistantId: job.assistantId,
+        signal: controller.signal,
+        ...(runTrace?.traceId ? { traceId: runTrace.traceId } : {}),
+      });
       const executor = agents.create(job.assistantId, {
         // The run's own middleware first: what it decides about the tools (MCP injection) is in place before the tool prompt describes them.
-        ...(base ? { tools: [...base.tools, ...equipped.tools], middleware: [...equipped.middleware, ...base.middleware] } : {}),
+        ...(base
+          ? { tools: [...base.tools, ...equipped.tools], middleware: [...(runTrace?.middleware ?? []), ...equipped.middleware, ...base.middleware], model: runTrace ? runTrace.model(base.model) : base.model }
+          : {}),
         ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
       });
       const events = executor.execute(job.message, job.sessionId, {
@@ -209,6 +222,7 @@ export class RunRunner {
       await publish(new ErrorEvent(envelope, 'Internal error while running the agent', false, 'internal_error')).catch(() => undefined);
       await publish(new DoneEvent(envelope, false)).catch(() => undefined);
     } finally {
+      runTrace?.end(handedOff() ? 'handed_off' : status, failure);
       this.active.delete(job.runId);
       await equipped?.release().catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not release the run's tools"));
       await archiver.flushRun(job.runId);

@@ -10,6 +10,8 @@ export interface RunToolsRequest {
   assistantId: string;
   /** Fires when the run is cancelled or handed off: a provider still connecting should give up. */
   signal: AbortSignal;
+  /** The run's trace id (32 hex) when tracing is on, for records that should name it. */
+  traceId?: string;
 }
 
 /** Tools and middleware one provider adds to one run, and how to give back what it holds. */
