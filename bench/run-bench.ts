@@ -208,7 +208,7 @@ async function main(): Promise<number> {
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
   if (!process.env.BENCH_SKIP_TOKENS) {
     try {
-      report.tokens = measureTokens();
+      report.tokens = await measureTokens();
       console.log(`${formatTokens(report.tokens)}\n`);
     } catch (err) {
       exitCode = 1;

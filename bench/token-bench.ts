@@ -64,7 +64,7 @@ function wireTools(specs: readonly ToolSpec[]): string {
   return JSON.stringify(specs.map((s) => ({ type: 'function', function: { name: wireToolName(s.name), description: s.description, parameters: s.parameters } })));
 }
 
-export function measureTokens(): TokenFigures {
+export async function measureTokens(): Promise<TokenFigures> {
   const servers = loadJson<{ servers: ServerData[] }>('mcp-token-servers.json').servers;
   const messages = loadJson<{ messages: Array<{ text: string; expect: string[] }> }>('mcp-token-questions.json').messages;
   const encoder = new Tiktoken(o200k);
@@ -85,7 +85,7 @@ export function measureTokens(): TokenFigures {
     all.push(count(system) + count(message) + count(wireTools(specs)));
     for (const textTools of [false, true]) {
       const state: ModelCallState = { sessionId: 's', runId: 'r', iteration: 0, messages: [{ role: 'system', content: system }, { role: 'user', content: message }], tools: [...specs] };
-      mcpInjection({ servers: intentServers, specs: byName, textTools }).beforeModel!(state);
+      await mcpInjection({ servers: intentServers, specs: byName, textTools }).beforeModel!(state);
       const tokens = count(state.messages[0]!.content) + count(message) + (state.tools.length > 0 ? count(wireTools(state.tools)) : 0);
       (textTools ? text : native).push(tokens);
       if (textTools) continue;

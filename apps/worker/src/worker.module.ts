@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
+import { createChatModel } from '#llm/create-chat-model.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
@@ -85,6 +86,7 @@ export class WorkerModule implements OnApplicationShutdown {
               toolBindings: store.toolBindings,
               toolCalls: store.toolCalls,
               textTools: settings.worker.toolPrompt,
+              ...(settings.mcp.intentClassifier ? { classifierModel: createChatModel(settings.llm) } : {}),
               onAudit: (record) => traces.mcpCall(record),
               // Its own connection: a subscribed Redis connection takes no other commands.
               releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),

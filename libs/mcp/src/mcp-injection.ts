@@ -2,6 +2,7 @@ import type { AgentMiddleware, ModelCallState } from '#core/engine/agent-middlew
 import { McpIntentRecognizer, type IntentServer, type McpIntent } from '#core/intent/mcp-intent.js';
 import { levelOneLine, levelTwoLine } from '#core/intent/tool-descriptions.js';
 import type { ToolSpec } from '#core/llm/chat-model.js';
+import type { ClassifiedServer, IntentClassifier } from './intent-classifier.js';
 
 export interface InjectionOptions {
   /** The run's MCP servers with their tools (as offered after bindings). */
@@ -12,6 +13,10 @@ export interface InjectionOptions {
   textTools: boolean;
   /** Told each run's recognized intent, for logs and benchmarks. */
   onIntent?: (intent: McpIntent) => void;
+  /** Layer 2: asked about messages Layer 1 left unsure (DATAAGENT_MCP_INTENT_CLASSIFIER). */
+  classifier?: IntentClassifier;
+  /** The servers' descriptions and keywords, for the classifier. */
+  describeServers?: readonly ClassifiedServer[];
 }
 
 /**
@@ -27,10 +32,15 @@ export function mcpInjection(options: InjectionOptions): AgentMiddleware {
   let intent: McpIntent | undefined;
   return {
     name: 'mcp-injection',
-    beforeModel(state: ModelCallState) {
+    async beforeModel(state: ModelCallState) {
       if (!intent) {
         const asked = [...state.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
         intent = recognizer.recognize(asked);
+        if (intent.unsure && options.classifier) {
+          const servers = await options.classifier(asked, options.describeServers ?? options.servers, state.signal ?? AbortSignal.timeout(10_000));
+          const tools = options.servers.filter((s) => servers.includes(s.name)).flatMap((s) => s.tools.map((t) => `${s.name}.${t}`));
+          if (tools.length > 0) intent = { tools, rule: 'classifier' };
+        }
         options.onIntent?.(intent);
       }
       const called = state.messages.flatMap((m) => m.toolCalls ?? []).map((c) => canonical(c.name, options.specs));

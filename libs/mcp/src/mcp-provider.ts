@@ -5,6 +5,7 @@ import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import type { Caller } from '#core/session/caller.js';
 import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import { mcpGovernance, traceIdFor, type GovernedServer } from './mcp-governance.js';
+import type { IntentClassifier } from './intent-classifier.js';
 import { mcpInjection } from './mcp-injection.js';
 import type { McpLease, McpPool, PoolScope } from './mcp-pool.js';
 import { mcpTools } from './mcp-tools.js';
@@ -26,6 +27,8 @@ export interface McpProviderOptions {
   injection: 'intent' | 'all';
   /** The model reads tools from the prompt (DATAAGENT_TOOL_PROMPT), not from native function definitions. */
   textTools: boolean;
+  /** Layer 2 for messages the rules leave unsure; absent: off. */
+  classifier?: IntentClassifier;
   logger: { warn(obj: object, msg: string): void };
 }
 
@@ -85,7 +88,8 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
         tools: offered.filter((t) => t.name.startsWith(`${config.name}.`)).map((t) => t.name.slice(config.name.length + 1)),
       }));
       const specs = new Map(offered.map((t) => [t.name, { name: t.name, description: t.description, parameters: t.parameters }]));
-      middleware.push(mcpInjection({ servers: intentServers, specs, textTools: options.textTools }));
+      const describeServers = leases.map(({ config }) => ({ name: config.name, description: config.description, triggerKeywords: config.triggerKeywords }));
+      middleware.push(mcpInjection({ servers: intentServers, specs, textTools: options.textTools, classifier: options.classifier, describeServers }));
     }
     return {
       // A tool the bindings do not allow is never offered.

@@ -15,6 +15,8 @@ import { MCP_POOL_DEFAULTS, McpPool, type PoolScope } from '#mcp/mcp-pool.js';
 import { mcpToolProvider } from '#mcp/mcp-provider.js';
 import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
 import type { McpServerStatus } from '#transport/mcp-status.js';
+import type { ChatModel } from '#core/llm/chat-model.js';
+import { llmIntentClassifier } from '#mcp/intent-classifier.js';
 import { listenMcpReleases } from '#transport/mcp-release.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ToolCallAuditWriter } from './tool-call-audit-writer.js';
@@ -48,6 +50,8 @@ export interface McpRuntimeOptions {
   toolCalls: ToolCallAuditStore;
   /** The model reads tools from the prompt (DATAAGENT_TOOL_PROMPT). */
   textTools: boolean;
+  /** The model Layer 2 asks (DATAAGENT_MCP_INTENT_CLASSIFIER); absent: Layer 2 is off. */
+  classifierModel?: ChatModel;
   /** Also told of each MCP call's audit record (its trace span). */
   onAudit?: (record: ToolCallRecord) => void;
   /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
@@ -62,7 +66,7 @@ export interface McpRuntimeOptions {
  * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, onAudit, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, classifierModel, onAudit, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
     const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
@@ -174,6 +178,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     auditPayloads: config.auditPayloads,
     injection: config.toolInjection,
     textTools,
+    ...(config.intentClassifier && classifierModel ? { classifier: llmIntentClassifier(classifierModel) } : {}),
     callTimeoutMs: config.callTimeoutMs,
     logger,
   });

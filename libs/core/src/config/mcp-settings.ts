@@ -30,6 +30,10 @@ export class McpRuntimeConfig {
   @Env('DATAAGENT_MCP_TOOL_INJECTION') @IsIn(['intent', 'all'], { message: 'must be intent or all' })
   toolInjection: 'intent' | 'all' = 'intent';
 
+  /** Layer 2: ask the model which MCP servers a message needs when the rules leave it unsure (one extra short model call for such messages). */
+  @Env('DATAAGENT_MCP_INTENT_CLASSIFIER', 'bool') @IsBoolean({ message: 'must be true or false' })
+  intentClassifier = false;
+
   /** Keep MCP calls' arguments and results in the audit log, not only their sizes and hashes. */
   @Env('DATAAGENT_AUDIT_PAYLOADS', 'bool') @IsBoolean({ message: 'must be true or false' })
   auditPayloads = false;

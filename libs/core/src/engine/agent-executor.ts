@@ -112,6 +112,7 @@ export class AgentExecutor {
         iteration,
         messages: [...messages],
         tools: this.dispatcher.specs(),
+        signal: context.signal,
       };
       for (const mw of config.middleware) await mw.beforeModel?.(state);
       if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };

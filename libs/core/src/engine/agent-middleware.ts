@@ -8,6 +8,8 @@ export interface ModelCallState {
   iteration: number;
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** The run's cancel signal, for middleware that waits on something (a classifier call). */
+  signal?: AbortSignal;
 }
 
 export interface ModelResponse {

@@ -17,8 +17,10 @@ export interface IntentServer {
 export interface McpIntent {
   /** `server.tool` names the message points at, best first; empty: no MCP intent. */
   tools: string[];
-  /** The rule that matched: `explicit` (a call pattern naming a server or tool), `mention` (a `server.tool` name), `keyword`, or `none`. */
-  rule: 'explicit' | 'mention' | 'keyword' | 'none';
+  /** The rule that matched: `explicit` (a call pattern naming a server or tool), `mention` (a `server.tool` name), `keyword`, `classifier` (Layer 2), or `none`. */
+  rule: 'explicit' | 'mention' | 'keyword' | 'classifier' | 'none';
+  /** No match, but the message reads like a call ("帮我…一下", "use the … tool") that named nothing Layer 1 knows: a case for Layer 2. */
+  unsure?: boolean;
 }
 
 /** Explicit call patterns, Chinese and English (seed 001's Layer 1, priority 15). */
@@ -67,7 +69,8 @@ export class McpIntentRecognizer {
       }
     }
     const named: string[] = [];
-    if (EXPLICIT_PATTERNS.some((p) => p.test(message))) {
+    const callLike = EXPLICIT_PATTERNS.some((p) => p.test(message));
+    if (callLike) {
       for (const s of this.servers) {
         const tools = s.toolRules.filter((t) => t.rule.test(message)).map((t) => `${s.name}.${t.tool}`);
         if (s.nameRule.test(message)) named.push(...(tools.length > 0 ? tools : s.tools.map((t) => `${s.name}.${t}`)));
@@ -83,7 +86,8 @@ export class McpIntentRecognizer {
       const named = s.toolRules.filter((t) => t.rule.test(message)).map((t) => t.tool);
       byKeyword.push(...[...named, ...s.tools.filter((t) => !named.includes(t))].map((t) => `${s.name}.${t}`));
     }
-    return byKeyword.length > 0 ? { tools: unique(byKeyword), rule: 'keyword' } : { tools: [], rule: 'none' };
+    if (byKeyword.length > 0) return { tools: unique(byKeyword), rule: 'keyword' };
+    return callLike ? { tools: [], rule: 'none', unsure: true } : { tools: [], rule: 'none' };
   }
 }
 
