@@ -40,7 +40,7 @@ describe('governed MCP calls', () => {
             tools: { report: { timeout_ms: 5_000 }, lookup: { timeout_ms: 400 }, cancel_order: { timeout_ms: 400 } },
           },
           // The same tools under another name, and a server that is down.
-          { name: 'backup', command: process.execPath, args: [FAULT_SERVER, 'shop'] },
+          { name: 'backup', command: process.execPath, args: [FAULT_SERVER, 'shop', '--record', join(dir, 'backup.jsonl')] },
           { name: 'broken', command: join(dir, 'no-such-server') },
         ],
       }),
@@ -138,6 +138,13 @@ describe('governed MCP calls', () => {
     expect(mcpOffered()).not.toContain('shop__report');
   });
 
+  it('answers a call to a server that is not running with a friendly error, and the run goes on', async () => {
+    const { run, told } = await chat('[[tool:broken__anything {}]]');
+    expect(resultOf(run).status).toBe('error');
+    expect(told).toContain('The broken MCP server is unavailable for this turn, so broken.anything did not run');
+    expect(run.at(-1)).toMatchObject({ event_type: 'done', cancelled: false });
+  });
+
   it('records every call in the audit log, which only an admin of the tenant reads, with sizes and hashes but no payloads', async () => {
     const { run } = await chat('[[tool:shop__get_order {"orderId":"AUD-1"}]]');
     const sessionId = String(run[0]!.session_id);
@@ -199,6 +206,16 @@ describe('governed MCP calls', () => {
       expect(denied.told).toContain('backup.get_order is not allowed for this assistant (tool_not_allowed)');
       const audited = await waitForAudit(String(denied.run[0]!.session_id), 1);
       expect(audited[0]).toMatchObject({ tool_name: 'backup.get_order', server_id: 'backup', status: 'denied', validation: 'not_checked' });
+
+      // The bound server answers while the other server with the same tool names is down.
+      for (const started of new FaultRecord(join(dir, 'backup.jsonl')).entries().filter((e) => e.event === 'start')) {
+        try {
+          process.kill(started.pid!, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      expect(resultOf((await chat('[[tool:shop__get_order {"orderId":"B-1b"}]]')).run)).toMatchObject({ status: 'success', result: { structured_content: { orderId: 'B-1b' } } });
 
       // Binding by key: bob's key may use backup.* as well.
       const bobKeyId = `env-${createHash('sha256').update(OTHER_API_KEY).digest('hex').slice(0, 12)}`;

@@ -28,7 +28,7 @@ export interface InjectionOptions {
  * has called in this run stay offered. Every MCP tool of the run remains callable by name.
  */
 export function mcpInjection(options: InjectionOptions): AgentMiddleware {
-  const recognizer = new McpIntentRecognizer(options.servers);
+  const recognizer = recognizerFor(options.servers);
   let intent: McpIntent | undefined;
   return {
     name: 'mcp-injection',
@@ -56,6 +56,20 @@ export function mcpInjection(options: InjectionOptions): AgentMiddleware {
       state.messages[0] = { ...system, content: `${system.content}\n\n${describeOffered([...offered], options.specs)}` };
     },
   };
+}
+
+/** Recognizers by their servers' names, keywords and tools: rules are compiled once per configuration, not per run. */
+const recognizers = new Map<string, McpIntentRecognizer>();
+
+function recognizerFor(servers: readonly IntentServer[]): McpIntentRecognizer {
+  const key = JSON.stringify(servers.map((s) => [s.name, s.triggerKeywords ?? [], s.tools]));
+  let recognizer = recognizers.get(key);
+  if (!recognizer) {
+    recognizer = new McpIntentRecognizer(servers);
+    recognizers.set(key, recognizer);
+    if (recognizers.size > 1_000) recognizers.delete(recognizers.keys().next().value!);
+  }
+  return recognizer;
 }
 
 /** Level 1 lines for the offered tools; Level 2 for servers of which several are offered. */
