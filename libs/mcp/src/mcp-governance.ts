@@ -4,15 +4,7 @@ import type { ToolCallRecord, ToolCallStatus } from '#core/mcp/tool-call-audit.j
 import type { ToolResult } from '#core/tools/tool.js';
 
 /** The run an MCP call belongs to, as the audit records it. */
-export interface AuditedRun {
-  traceId: string;
-  tenantId: string;
-  userId: string;
-  sessionId: string;
-  runId: string;
-  agentId: string;
-  apiKeyId?: string;
-}
+export type AuditedRun = Pick<ToolCallRecord, 'traceId' | 'tenantId' | 'userId' | 'sessionId' | 'runId' | 'agentId' | 'apiKeyId'>;
 
 /** What the run knows of each MCP server it was equipped with. */
 export interface GovernedServer {
@@ -112,7 +104,6 @@ function auditRecord(
     : 'error';
   const args = JSON.stringify(call.arguments) ?? '';
   const shown = JSON.stringify(result.success ? result.output : { error: result.error, details: result.output }) ?? '';
-  const checked = status === 'ok' || status === 'timeout' || status === 'error' || status === 'cancelled';
   return {
     callId: randomUUID(),
     ...options.run,
@@ -120,7 +111,8 @@ function auditRecord(
     toolName: named.qualified,
     toolCallId,
     schemaVersion,
-    validation: invalidInput ? 'invalid_input' : invalidOutput ? 'invalid_output' : status === 'ok' ? 'ok' : checked && schemaVersion ? 'ok' : 'not_checked',
+    // A call that reached the dispatcher with a known tool had its input checked.
+    validation: invalidInput ? 'invalid_input' : invalidOutput ? 'invalid_output' : status !== 'denied' && schemaVersion ? 'ok' : 'not_checked',
     status,
     ...(result.success ? {} : { error: (result.error ?? 'failed').slice(0, 2_000) }),
     startedAt,
