@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { hashApiKey, issueApiKey, type ApiKeyRecord } from '#core/auth/managed-api-keys.js';
 import { toolSchemaVersion, type McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import { SecretKeyRequiredError } from '#core/mcp/mcp-secrets.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
@@ -661,6 +662,34 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(await store.toolCalls.list(tenant, { ...page, toolName: 'shop.cancel_order' })).toEqual([second]);
       expect(await store.toolCalls.list(tenant, { ...page, status: 'denied' })).toEqual([third]);
       expect(await store.toolCalls.list(tenant, { limit: 1, offset: 1 })).toEqual([second]);
+    });
+  });
+
+  describe('issued API keys', () => {
+    const record = (over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
+      const issued = issueApiKey();
+      return { keyId: issued.keyId, keyHash: issued.keyHash, prefix: issued.prefix, tenantId: tenant, userId: 'alice', role: 'user', createdBy: `${tenant}/carol`, createdAt: now(), ...over };
+    };
+
+    it('finds a key by its hash only, lists a tenant\'s newest first, and revokes once', async () => {
+      const first = record();
+      advance(1_000);
+      const second = record({ userId: 'bob', role: 'admin', expiresAt: new Date(START + 86_400_000) });
+      const elsewhere = record({ tenantId: `${tenant}-other` });
+      for (const r of [first, second, elsewhere]) await store.apiKeys.create(r);
+      expect(await store.apiKeys.findByHash(second.keyHash)).toEqual(second);
+      expect(await store.apiKeys.findByHash(hashApiKey('da_not-a-key'))).toBeNull();
+      expect(await store.apiKeys.list(tenant, { limit: 10, offset: 0 })).toEqual([second, first]);
+      expect((await store.apiKeys.list(undefined, { limit: 1000, offset: 0 })).map((r) => r.keyId)).toEqual(expect.arrayContaining([first.keyId, second.keyId, elsewhere.keyId]));
+      advance(1_000);
+      expect(await store.apiKeys.revoke(first.keyId, now())).toBe(true);
+      const revokedAt = now();
+      advance(1_000);
+      expect(await store.apiKeys.revoke(first.keyId, now())).toBe(true);
+      expect((await store.apiKeys.get(first.keyId))?.revokedAt).toEqual(revokedAt);
+      expect(await store.apiKeys.revoke('no-such-key', now())).toBe(false);
+      await store.apiKeys.touch(second.keyId, now());
+      expect((await store.apiKeys.get(second.keyId))?.lastUsedAt).toEqual(now());
     });
   });
 

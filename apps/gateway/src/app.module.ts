@@ -4,7 +4,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import { AgentsController } from './agents/agents.controller.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
-import { ApiKeyService } from './auth/api-key.service.js';
+import { AuthModule } from './auth/auth.module.js';
 import { AdminModule } from './admin/admin.module.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatSocketGateway } from './chat/chat.gateway.js';
@@ -31,6 +31,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         InfraModule.forRoot(settings, stopTracing),
+        AuthModule,
         McpModule,
         AdminModule,
         LoggerModule.forRoot({
@@ -51,7 +52,6 @@ export class AppModule {
       ],
       controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController, MemoryController],
       providers: [
-        ApiKeyService,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,
         SessionCleanup,

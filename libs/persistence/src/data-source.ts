@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import type { MysqlConfig } from '#core/config/settings.js';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
 import { McpServerEntity } from './entities/mcp-server.entity.js';
 import { McpToolEntity } from './entities/mcp-tool.entity.js';
 import { ToolBindingEntity } from './entities/tool-binding.entity.js';
@@ -14,12 +15,13 @@ import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-s
 import { McpServers1764547200000 } from './migrations/1764547200000-mcp-servers.js';
 import { McpTools1764633600000 } from './migrations/1764633600000-mcp-tools.js';
 import { McpGovernance1764720000000 } from './migrations/1764720000000-mcp-governance.js';
+import { ApiKeys1764806400000 } from './migrations/1764806400000-api-keys.js';
 
 /** Entity classes (ESM: classes, never glob paths). */
-export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity];
+export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity, ApiKeyEntity];
 
 /** Migrations in the order they run. */
-export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000];
+export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000];
 
 /** Errors a retry cannot fix: wrong credentials or a database that does not exist. */
 const PERMANENT_ERRORS = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);

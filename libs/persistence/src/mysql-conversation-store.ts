@@ -3,6 +3,7 @@ import type { MysqlConfig } from '#core/config/settings.js';
 import type { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { openDatabase, type OpenDatabaseOptions } from './data-source.js';
+import { MysqlApiKeyStore } from './mysql-api-key-store.js';
 import { MysqlMcpCatalogStore } from './mysql-mcp-catalog-store.js';
 import { MysqlMcpServerStore } from './mysql-mcp-server-store.js';
 import { MysqlToolBindingStore, MysqlToolCallAuditStore } from './mysql-tool-governance-stores.js';
@@ -26,6 +27,7 @@ export class MysqlConversationStore implements ConversationStore {
   readonly mcpCatalog: MysqlMcpCatalogStore;
   readonly toolBindings: MysqlToolBindingStore;
   readonly toolCalls: MysqlToolCallAuditStore;
+  readonly apiKeys: MysqlApiKeyStore;
 
   /**
    * @param dataSource An initialized data source at the latest schema (see openDatabase).
@@ -45,6 +47,7 @@ export class MysqlConversationStore implements ConversationStore {
     this.mcpCatalog = new MysqlMcpCatalogStore(dataSource, now);
     this.toolBindings = new MysqlToolBindingStore(dataSource, now);
     this.toolCalls = new MysqlToolCallAuditStore(dataSource);
+    this.apiKeys = new MysqlApiKeyStore(dataSource);
   }
 
   /**

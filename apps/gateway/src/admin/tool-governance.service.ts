@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { ToolBinding } from '#core/mcp/tool-bindings.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
-import type { Caller } from '#core/session/caller.js';
+import { isAdmin, type Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
@@ -67,7 +67,7 @@ export class ToolGovernanceService {
 }
 
 function requireAdmin(caller: Caller): void {
-  if (caller.role !== 'admin') throw new ApiError(403, 'admin_required', 'Only an admin of the tenant may do this');
+  if (!isAdmin(caller)) throw new ApiError(403, 'admin_required', 'Only an admin of the tenant may do this');
 }
 
 function bindingView(b: ToolBinding) {

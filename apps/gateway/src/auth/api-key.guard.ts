@@ -16,11 +16,11 @@ type AuthedRequest = Request & { caller?: Caller };
 export class ApiKeyGuard implements CanActivate {
   constructor(private readonly keys: ApiKeyService, private readonly reflector: Reflector) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
-    req.caller = this.keys.resolve(req.header('x-api-key') ?? undefined);
+    req.caller = await this.keys.resolve(req.header('x-api-key') ?? undefined);
     return true;
   }
 }

@@ -4,6 +4,7 @@ import type { Namespace, Socket } from 'socket.io';
 import type { Caller } from '#core/session/caller.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
+import { toApiError } from '../common/api-exception.filter.js';
 import { ChatConnection, type MessageAck } from './chat-connection.js';
 import { DROP_GRACE_MS } from './client-limits.js';
 import { ChatService } from './chat.service.js';
@@ -34,16 +35,20 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
 
   afterInit(namespace: Namespace): void {
     namespace.use((socket, next) => {
-      try {
-        const header = socket.handshake.headers['x-api-key'];
-        const key = (socket.handshake.auth?.apiKey as string | undefined) ?? (Array.isArray(header) ? header[0] : header);
-        (socket.data as SocketData).caller = this.keys.resolve(key);
-        // Connected only once user events published from now on reach this socket.
-        void this.userSockets.ready().then(() => next());
-      } catch (err) {
-        const error = err instanceof ApiError ? err : new ApiError(401, 'unauthorized', 'Unauthorized');
-        next(Object.assign(new Error(error.message), { data: error.toBody() }));
-      }
+      const header = socket.handshake.headers['x-api-key'];
+      const key = (socket.handshake.auth?.apiKey as string | undefined) ?? (Array.isArray(header) ? header[0] : header);
+      void this.keys
+        .resolve(key)
+        .then(async (caller) => {
+          (socket.data as SocketData).caller = caller;
+          // Connected only once user events published from now on reach this socket.
+          await this.userSockets.ready();
+          next();
+        })
+        .catch((err: unknown) => {
+          const error = err instanceof ApiError ? err : toApiError(err);
+          next(Object.assign(new Error(error.message), { data: error.toBody() }));
+        });
     });
   }
 

@@ -98,7 +98,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       sessionId = match[1];
       const url = new URL(req.url ?? '/', 'http://gateway');
       const header = req.headers['x-api-key'];
-      caller = this.keys.resolve((Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('api_key') ?? undefined);
+      caller = await this.keys.resolve((Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('api_key') ?? undefined);
       await this.access.getOwned(caller, sessionId);
       // Opened only once user events published from now on reach this socket.
       await this.userSockets.ready();

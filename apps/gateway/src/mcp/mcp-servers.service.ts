@@ -5,7 +5,7 @@ import { MCP_NAME_PATTERN } from '#core/mcp/mcp-config.js';
 import { SecretKeyRequiredError, type McpServerOwner } from '#core/mcp/mcp-secrets.js';
 import { McpServerExistsError, McpServerLimitError, type UserMcpServer } from '#core/mcp/mcp-server-store.js';
 import { checkUserMcpServer, type UserServerPolicy } from '#core/mcp/user-server-policy.js';
-import type { Caller } from '#core/session/caller.js';
+import { isAdmin, type Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { toAllowRules } from '#core/tools/builtin/net/outbound-guard.js';
 import { announceMcpConfigChange } from '#transport/mcp-config-changes.js';
@@ -120,7 +120,7 @@ export class McpServersService {
 
   /** Users manage their own servers; an admin, any user's of their tenant. */
   private owner(caller: Caller, userId: string): McpServerOwner {
-    const allowed = userId === caller.userId || caller.role === 'admin';
+    const allowed = userId === caller.userId || isAdmin(caller);
     if (!allowed || userId.length === 0 || userId.length > MAX_USER_ID_LENGTH) throw ApiError.notFound('user', userId);
     return { tenantId: caller.tenantId, userId };
   }

@@ -23,6 +23,10 @@ export class ServerConfig {
   @Env('DATAAGENT_AUTH_DISABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
   authDisabled = false;
 
+  /** Seconds a gateway trusts what it read about an issued key: a revocation applies everywhere within this. */
+  @Env('DATAAGENT_API_KEY_CACHE_SECONDS', 'number') @IsNumber() @Min(0) @Max(60)
+  apiKeyCacheSeconds = 2;
+
   @Env('DATAAGENT_CORS_ORIGINS', 'list') @IsString({ each: true })
   corsOrigins: string[] = ['*'];
 

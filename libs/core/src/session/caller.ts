@@ -1,4 +1,5 @@
-export type Role = 'user' | 'admin';
+/** `admin`: manages their own tenant; `operator`: every tenant. */
+export type Role = 'user' | 'admin' | 'operator';
 
 /** Who is asking. Every request resolves to one, even with auth disabled. */
 export interface Caller {
@@ -13,3 +14,8 @@ export interface Caller {
 }
 
 export const ANONYMOUS_CALLER: Caller = { tenantId: 'default', userId: 'anonymous', role: 'user' };
+
+/** Admins manage their tenant; operators every tenant, and theirs like an admin. */
+export function isAdmin(caller: Caller): boolean {
+  return caller.role === 'admin' || caller.role === 'operator';
+}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDict } from '../events/execution-event.js';
+import { MemoryApiKeyStore } from '../auth/managed-api-keys.js';
 import { MemoryMcpCatalogStore } from '../mcp/memory-mcp-catalog-store.js';
 import { MemoryMcpServerStore } from '../mcp/memory-mcp-server-store.js';
 import { MemoryToolBindingStore } from '../mcp/tool-bindings.js';
@@ -30,6 +31,7 @@ export class MemoryConversationStore implements ConversationStore {
   readonly mcpCatalog: MemoryMcpCatalogStore;
   readonly toolBindings: MemoryToolBindingStore;
   readonly toolCalls = new MemoryToolCallAuditStore();
+  readonly apiKeys = new MemoryApiKeyStore();
 
   /** @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused. */
   constructor(

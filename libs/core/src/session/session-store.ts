@@ -1,4 +1,5 @@
 import type { ChatRole } from '../llm/chat-model.js';
+import type { ApiKeyStore } from '../auth/managed-api-keys.js';
 import type { McpCatalogStore } from '../mcp/mcp-catalog-store.js';
 import type { McpServerStore } from '../mcp/mcp-server-store.js';
 import type { ToolBindingStore } from '../mcp/tool-bindings.js';
@@ -127,6 +128,8 @@ export interface ConversationStore {
   toolBindings: ToolBindingStore;
   /** Every MCP call (`mcp_tool_call_log`). */
   toolCalls: ToolCallAuditStore;
+  /** API keys issued through the API (`api_keys`): hashes only. */
+  apiKeys: ApiKeyStore;
   /** True when the backing database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
