@@ -18,7 +18,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -145,7 +146,10 @@ async function supervise() {
   const authDefaulted = !given('DATAAGENT_API_KEYS') && !given('DATAAGENT_AUTH_DISABLED');
   if (authDefaulted) env.DATAAGENT_AUTH_DISABLED = 'true';
   // Users' files (the file and shell tools) stay with the rest of the local data.
-  if (!env.DATAAGENT_WORKSPACE_ROOT) env.DATAAGENT_WORKSPACE_ROOT = path.join(DATA_DIR, 'workspaces', '{user_id}');
+  if (!env.DATAAGENT_WORKSPACE_ROOT) {
+    env.DATAAGENT_WORKSPACE_ROOT = path.join(DATA_DIR, 'workspaces', '{tenant_id}', '{user_id}');
+    await moveLegacyWorkspaces(path.join(DATA_DIR, 'workspaces'));
+  }
   if (!env.DATAAGENT_STORAGE_ROOT) env.DATAAGENT_STORAGE_ROOT = DATA_DIR;
   // The worker hands what it still runs back to the queue before it would be killed; it continues at the next start.
   if (!given('DATAAGENT_DRAIN_SECONDS')) env.DATAAGENT_DRAIN_SECONDS = String(Math.max(0, ((graceMs ?? APP_STOP_GRACE_MS) - 2_000) / 1000));
@@ -401,6 +405,30 @@ async function localSecretKey(file) {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${key}\n`, { mode: 0o600 });
   return { key, created: true };
+}
+
+/**
+ * Workspaces were `.data/workspaces/{user_id}` before the tenant was part of the path; the local
+ * quick start's users are in the tenant `default`, so their folders move to
+ * `.data/workspaces/default/{user_id}` once (nothing is lost on upgrade).
+ * @param {string} root
+ */
+async function moveLegacyWorkspaces(root) {
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  // A legacy workspace holds the standard folders directly; a tenant folder holds user folders.
+  const legacy = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory() || entry.name === 'default') continue;
+    const inside = await readdir(path.join(root, entry.name)).catch(() => []);
+    if (inside.includes('files') || inside.includes('outputs') || inside.includes('uploads')) legacy.push(entry.name);
+  }
+  if (legacy.length === 0) return;
+  await mkdir(path.join(root, 'default'), { recursive: true });
+  for (const name of legacy) {
+    const target = path.join(root, 'default', name);
+    if (!existsSync(target)) await rename(path.join(root, name), target);
+  }
+  say(`moved ${legacy.length} workspace folder(s) into .data/workspaces/default/ (workspaces are now per tenant)`);
 }
 
 // Last, so that every constant above is initialised before either half runs.

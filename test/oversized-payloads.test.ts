@@ -29,7 +29,7 @@ describe('oversized tool results and history', () => {
 
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 1, env: { DATAAGENT_HISTORY_MAX_BYTES: String(HISTORY_MAX_BYTES) } });
-    const files = join(system.dataDir, 'workspaces', 'alice', 'files');
+    const files = join(system.dataDir, 'workspaces', 'acme', 'alice', 'files');
     mkdirSync(files, { recursive: true });
     // ~10 MB for read_file; ~1.2 MB of matching lines for grep (which skips files over 5 MB).
     writeFileSync(join(files, 'big.txt'), Array.from({ length: 5_000 }, (_, i) => `line ${i} `.padEnd(2_000, 'x')).join('\n') + '\n');

@@ -22,7 +22,7 @@ describe('skills and memory through the real worker', () => {
   };
 
   it('lists skills in the prompt and runs a skill script in the user’s workspace', async () => {
-    const files = join(system.dataDir, 'workspaces', 'alice', 'files');
+    const files = join(system.dataDir, 'workspaces', 'acme', 'alice', 'files');
     mkdirSync(files, { recursive: true });
     writeFileSync(join(files, 'notes.txt'), 'one two three\nfour five\n');
     const run = await chat(

@@ -44,7 +44,7 @@ export class TestSystem {
       OPENAI_API_KEY: 'sk-test-not-a-real-key',
       DATAAGENT_MODEL: 'scripted',
       DATAAGENT_STORAGE_ROOT: system.dataDir,
-      DATAAGENT_WORKSPACE_ROOT: join(system.dataDir, 'workspaces', '{user_id}'),
+      DATAAGENT_WORKSPACE_ROOT: join(system.dataDir, 'workspaces', '{tenant_id}', '{user_id}'),
       DATAAGENT_SKILLS_DIR: fileURLToPath(new URL('../../skills', import.meta.url)).replace('/dist/skills', '/skills'),
       // Gateway and workers share it, as `npm start` arranges: users' MCP secrets are sealed with it.
       DATAAGENT_SECRET_KEY: randomBytes(32).toString('hex'),

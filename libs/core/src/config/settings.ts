@@ -204,7 +204,14 @@ export class ToolsConfig {
   toolResultMaxBytes = DEFAULT_TOOL_RESULT_MAX_BYTES;
 }
 
-/** Where per-user state lives on disk: memories under {storageRoot}/memories/{user_id}/{assistant_id}/. */
+/** Tenants: with several, every per-user path must name the tenant. */
+export class TenancyConfig {
+  /** Several tenants share this deployment (Req 35.1): a workspace template without {tenant_id} is refused. */
+  @Env('DATAAGENT_MULTI_TENANT', 'bool') @IsBoolean({ message: 'must be true or false' })
+  multiTenant = false;
+}
+
+/** Where per-user state lives on disk: memories under {storageRoot}/tenants/{tenant_id}/memories/{user_id}/{assistant_id}/. */
 export class StorageConfig {
   @Env('DATAAGENT_STORAGE_ROOT') @IsString() @MinLength(1)
   storageRoot = '/data';

@@ -54,12 +54,12 @@ describe('AgentMemoryMiddleware', () => {
   });
 
   it('recalls once per run and injects the same notes on every iteration', async () => {
-    await store.add('alice', 'analyst', 'before the run');
+    await store.add(alice, 'analyst', 'before the run');
     const recall = jest.spyOn(store, 'recall');
     const { middleware } = memoryForCaller(store, alice, 'analyst', { recallLimit: 5 });
     const first = state(1);
     await middleware.beforeModel(first);
-    await store.add('alice', 'analyst', 'during the run');
+    await store.add(alice, 'analyst', 'during the run');
     const second = state(2);
     await middleware.beforeModel(second);
     expect(recall).toHaveBeenCalledTimes(1);

@@ -53,6 +53,26 @@ describe('FileMemoryStore', () => {
     expect(store.assistantDir({ tenantId: 'acme', userId: 'alice' }, 'a')).toBe(path.join(root, 'acme', 'memories', 'alice', 'a'));
   });
 
+  it('keeps the same user id of two tenants apart, and clears only the tenant asked for', async () => {
+    const store = new FileMemoryStore(root, { now });
+    await store.add({ tenantId: 'acme', userId: 'alice' }, 'a', 'acme alice');
+    await store.add({ tenantId: 'globex', userId: 'alice' }, 'a', 'globex alice');
+    expect((await store.recall({ tenantId: 'acme', userId: 'alice' }, 'a')).map((n) => n.text)).toEqual(['acme alice']);
+    expect(store.userDir({ tenantId: 'acme', userId: 'alice' })).toBe(path.join(root, 'tenants', 'acme', 'memories', 'alice'));
+    await store.clear({ tenantId: 'acme', userId: 'alice' });
+    expect(await store.recall({ tenantId: 'acme', userId: 'alice' }, 'a')).toEqual([]);
+    expect((await store.recall({ tenantId: 'globex', userId: 'alice' }, 'a')).map((n) => n.text)).toEqual(['globex alice']);
+  });
+
+  it("moves the default tenant's notes from where they were kept before the tenant was in the path", async () => {
+    await new FileMemoryStore(root, { now }).add('alice', 'a', 'kept from before');
+    const store = new FileMemoryStore(root, { now });
+    expect((await store.recall({ tenantId: 'default', userId: 'alice' }, 'a')).map((n) => n.text)).toEqual(['kept from before']);
+    expect(await readdir(path.join(root, 'memories'))).toEqual([]);
+    // Another tenant's alice never gets them.
+    expect(await new FileMemoryStore(root, { now }).recall({ tenantId: 'acme', userId: 'alice' }, 'a')).toEqual([]);
+  });
+
   it('drops and deletes notes older than the retention period', async () => {
     const store = new FileMemoryStore(root, { now, retentionDays: 30 });
     await store.add('alice', 'a', 'old');

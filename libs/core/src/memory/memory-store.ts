@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sanitiseId } from '../workspace/workspace.js';
 
@@ -13,9 +13,8 @@ export interface MemoryNote {
 }
 
 /**
- * Whose memories: a user id, or the caller's tenant and user. The tenant only matters when
- * the storage root names `{tenant_id}`; otherwise user ids must be unique across tenants, as
- * they are for workspaces.
+ * Whose memories: the caller's tenant and user (the tenant is always part of the path), or a
+ * bare user id (tests and single-user tools: `memories/{user_id}`).
  */
 export type MemoryOwner = string | { tenantId?: string; userId: string };
 
@@ -51,6 +50,7 @@ export class FileMemoryStore {
   private readonly maxNoteChars: number;
   private readonly now: () => Date;
   private sequence = 0;
+  private readonly moved = new Set<string>();
 
   constructor(
     private readonly storageRoot: string,
@@ -63,11 +63,32 @@ export class FileMemoryStore {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** The folder holding all of one user's memories. */
+  /**
+   * The folder holding all of one user's memories: `{root}/tenants/{tenant_id}/memories/{user_id}`,
+   * or `{root}/memories/{user_id}` when the root names `{tenant_id}` itself or no tenant is given.
+   */
   userDir(owner: MemoryOwner): string {
     const { tenantId, userId } = typeof owner === 'string' ? { tenantId: undefined, userId: owner } : owner;
-    const root = this.storageRoot.replaceAll('{tenant_id}', sanitiseId(tenantId ?? 'default'));
-    return path.resolve(root, 'memories', sanitiseId(userId));
+    if (this.storageRoot.includes('{tenant_id}')) {
+      return path.resolve(this.storageRoot.replaceAll('{tenant_id}', sanitiseId(tenantId ?? 'default')), 'memories', sanitiseId(userId));
+    }
+    if (tenantId === undefined) return path.resolve(this.storageRoot, 'memories', sanitiseId(userId));
+    return path.resolve(this.storageRoot, 'tenants', sanitiseId(tenantId), 'memories', sanitiseId(userId));
+  }
+
+  /**
+   * Where the default tenant's notes were kept before the tenant was part of the path
+   * (`{root}/memories/{user_id}`); moved to the new place on first use, so an upgrade loses none.
+   */
+  private async moveLegacy(owner: MemoryOwner): Promise<void> {
+    if (typeof owner === 'string' || owner.tenantId !== 'default' || this.storageRoot.includes('{tenant_id}')) return;
+    const legacy = path.resolve(this.storageRoot, 'memories', sanitiseId(owner.userId));
+    if (this.moved.has(legacy)) return;
+    this.moved.add(legacy);
+    const dir = this.userDir(owner);
+    if (!(await exists(legacy)) || (await exists(dir))) return;
+    await mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
+    await rename(legacy, dir).catch(() => undefined);
   }
 
   /** The folder holding one user's notes for one assistant. */
@@ -84,6 +105,7 @@ export class FileMemoryStore {
     const text = note.trim();
     if (!text) throw new MemoryNoteError('The note is empty');
     if (text.length > this.maxNoteChars) throw new MemoryNoteError(`The note has ${text.length} characters; at most ${this.maxNoteChars} are kept. Shorten it.`);
+    await this.moveLegacy(owner);
     const dir = this.assistantDir(owner, assistantId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const created = this.now();
@@ -101,6 +123,7 @@ export class FileMemoryStore {
    * deleted rather than returned.
    */
   async recall(owner: MemoryOwner, assistantId: string, limit = 20): Promise<MemoryNote[]> {
+    await this.moveLegacy(owner);
     const dir = this.assistantDir(owner, assistantId);
     const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => /^\d{15}-.*\.json$/.test(n)).sort().reverse();
     const cutoff = this.now().getTime() - this.retentionMs;
@@ -118,13 +141,22 @@ export class FileMemoryStore {
 
   /** Deletes every memory of the user, for all assistants (Req 34.4). */
   async clear(owner: MemoryOwner): Promise<void> {
+    await this.moveLegacy(owner);
     await rm(this.userDir(owner), { recursive: true, force: true });
   }
 
   /** Deletes the user's memories for one assistant. */
   async clearAssistant(owner: MemoryOwner, assistantId: string): Promise<void> {
+    await this.moveLegacy(owner);
     await rm(this.assistantDir(owner, assistantId), { recursive: true, force: true });
   }
+}
+
+async function exists(dir: string): Promise<boolean> {
+  return stat(dir).then(
+    () => true,
+    () => false,
+  );
 }
 
 function parseNote(json: string): MemoryNote | null {

@@ -3,7 +3,7 @@ import { lstat, mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import { WorkspaceError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
 
-export const DEFAULT_WORKSPACE_ROOT = '/data/workspaces/{user_id}';
+export const DEFAULT_WORKSPACE_ROOT = '/data/workspaces/{tenant_id}/{user_id}';
 export const DEFAULT_WORKSPACE_QUOTA_BYTES = 1024 ** 3;
 /** Folders every workspace starts with (seed 002, Req 33.2). */
 export const WORKSPACE_SUBDIRS = ['files', 'uploads', 'outputs'] as const;
