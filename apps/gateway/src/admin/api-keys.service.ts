@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { issueApiKey, type ApiKeyRecord } from '#core/auth/managed-api-keys.js';
-import { isAdmin, type Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { invalidFields } from '../common/validation.js';
 import { STORE } from '../infra/tokens.js';
+import { requireAdmin } from './require-admin.js';
 import type { ApiKeyQueryDto, CreateApiKeyDto } from './api-keys.dto.js';
 
 /**
@@ -66,9 +67,6 @@ export class ApiKeysService {
   }
 }
 
-function requireAdmin(caller: Caller): void {
-  if (!isAdmin(caller)) throw new ApiError(403, 'admin_required', 'Only an admin of the tenant may do this');
-}
 
 function forbidden(message: string): ApiError {
   return new ApiError(403, 'operator_required', message);

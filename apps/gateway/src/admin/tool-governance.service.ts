@@ -2,10 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { ToolBinding } from '#core/mcp/tool-bindings.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
-import { isAdmin, type Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
+import { requireAdmin } from './require-admin.js';
 import { invalidFields } from '../common/validation.js';
 import { REDIS, STORE } from '../infra/tokens.js';
 import type { CreateToolBindingDto, ToolCallQueryDto } from './tool-governance.dto.js';
@@ -66,9 +67,6 @@ export class ToolGovernanceService {
   }
 }
 
-function requireAdmin(caller: Caller): void {
-  if (!isAdmin(caller)) throw new ApiError(403, 'admin_required', 'Only an admin of the tenant may do this');
-}
 
 function bindingView(b: ToolBinding) {
   return {
