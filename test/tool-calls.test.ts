@@ -146,3 +146,30 @@ describe('tool calls with tag parsing off, tool prompt on', () => {
     }
   });
 });
+
+describe('JSON tool calls off, tags on', () => {
+  let system: TestSystem;
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_JSON_TOOL_CALLS: 'false' } });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  it('shows the JSON form as text and still runs a tag', async () => {
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      const json = '{"response": "Planning.", "tool_call": {"name": "write_todos", "arguments": {"todos": []}}}';
+      const first = await sendChat(socket, { message: rawDirective([json]) });
+      await events.done(first.run_id);
+      expect(events.ofRun(first.run_id).some((e) => e.event_type === 'tool_call')).toBe(false);
+      const tag = '<tool_action name="write_todos"><todos value="[]" /></tool_action>';
+      const second = await sendChat(socket, { message: rawDirective([tag]) });
+      await events.done(second.run_id);
+      expect(events.ofRun(second.run_id).find((e) => e.event_type === 'tool_call')).toMatchObject({ tool_name: 'write_todos' });
+    } finally {
+      socket.disconnect();
+    }
+  });
+});

@@ -43,7 +43,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       toolTimeoutMs: tools.toolTimeoutMs,
       toolResultMaxBytes: tools.toolResultMaxBytes,
       enableToolActionParsing: worker.enableToolActionParsing,
-      enableJsonToolCalls: worker.enableToolActionParsing,
+      enableJsonToolCalls: worker.enableJsonToolCalls,
       middleware,
     })),
   );

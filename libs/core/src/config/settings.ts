@@ -164,9 +164,13 @@ export class WorkerConfig {
   @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
   hitlTimeoutSeconds = 300;
 
-  /** Parse <tool_action> tags and the JSON tool_call form in the model's text (enableToolActionParsing). */
+  /** Parse <tool_action> tags in the model's text (enableToolActionParsing). */
   @Env('DATAAGENT_TOOL_ACTION_PARSING', 'bool') @IsBoolean({ message: 'must be true or false' })
   enableToolActionParsing = true;
+
+  /** Run the JSON form `{"response", "tool_call": {"name", "arguments"}}` in the model's text (seed 001). */
+  @Env('DATAAGENT_JSON_TOOL_CALLS', 'bool') @IsBoolean({ message: 'must be true or false' })
+  enableJsonToolCalls = true;
 
   /** Describe the tools in the system prompt with the <tool_action> syntax (for models without native tool calls). */
   @Env('DATAAGENT_TOOL_PROMPT', 'bool') @IsBoolean({ message: 'must be true or false' })
