@@ -2,6 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable, SetMetadata, creat
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Caller } from '#core/session/caller.js';
+import { Quotas } from '../quotas/quotas.service.js';
 import { ApiKeyService } from './api-key.service.js';
 
 const PUBLIC = 'dataagent:public';
@@ -14,13 +15,18 @@ type AuthedRequest = Request & { caller?: Caller };
 /** Resolves every HTTP request to a caller from its X-API-Key header. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly keys: ApiKeyService, private readonly reflector: Reflector) {}
+  constructor(
+    private readonly keys: ApiKeyService,
+    private readonly quotas: Quotas,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
     req.caller = await this.keys.resolve(req.header('x-api-key') ?? undefined);
+    await this.quotas.countRequest(req.caller);
     return true;
   }
 }

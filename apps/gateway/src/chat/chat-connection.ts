@@ -73,6 +73,7 @@ export class ChatConnection {
         payload.session_id = this.boundSessionId;
       }
       sessionId = typeof payload.session_id === 'string' ? payload.session_id : '';
+      if (message.type !== 'ping') await this.chat.countRequest(this.caller);
       switch (message.type) {
         case 'ping':
           this.sink.pong({ timestamp: new Date().toISOString() });

@@ -11,6 +11,7 @@ import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { ApiError } from '../common/api-error.js';
+import { Quotas } from '../quotas/quotas.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
 import { ControlService } from '../control/control.service.js';
@@ -42,7 +43,13 @@ export class ChatService {
     private readonly queue: RunQueue,
     private readonly control: ControlService,
     private readonly admission: SessionAdmission,
+    private readonly quotas: Quotas,
   ) {}
+
+  /** Counts a socket message against the caller's key (REST requests are counted by the guard). @throws ApiError 429. */
+  countRequest(caller: Caller): Promise<void> {
+    return this.quotas.countRequest(caller);
+  }
 
   /**
    * Admits and enqueues a chat turn.
@@ -73,6 +80,7 @@ export class ChatService {
     await this.admit();
 
     if (!request.session_id) {
+      await this.quotas.admitSession(caller);
       const sessionId = randomUUID();
       const runId = randomUUID();
       // No foreign keys between these rows: write them side by side.

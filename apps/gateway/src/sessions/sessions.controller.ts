@@ -9,6 +9,7 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ControlService } from '../control/control.service.js';
 import { STORE } from '../infra/tokens.js';
 import { McpReleases } from '../mcp/mcp-releases.service.js';
+import { Quotas } from '../quotas/quotas.service.js';
 import { SessionAccess, sessionView } from './session-access.service.js';
 
 export class PageQueryDto {
@@ -34,6 +35,7 @@ export class SessionsController {
     private readonly access: SessionAccess,
     private readonly control: ControlService,
     private readonly mcpReleases: McpReleases,
+    private readonly quotas: Quotas,
   ) {}
 
   /** The caller's sessions, most recently active first. */
@@ -48,6 +50,7 @@ export class SessionsController {
   async create(@CurrentCaller() caller: Caller, @Body() body: CreateSessionDto) {
     const assistantId = body.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
+    await this.quotas.admitSession(caller);
     const session = await this.store.sessions.create({ tenantId: caller.tenantId, userId: caller.userId, assistantId, title: body.title ?? '' });
     return sessionView(session);
   }

@@ -23,6 +23,14 @@ export class ServerConfig {
   @Env('DATAAGENT_AUTH_DISABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
   authDisabled = false;
 
+  /** Requests a minute one API key may make, on all gateways together (429 `rate_limited` past it); 0: no limit. */
+  @Env('DATAAGENT_REQUESTS_PER_MINUTE', 'int') @IsInt() @Min(0)
+  requestsPerMinute = 0;
+
+  /** Sessions one user may keep (429 `session_limit` for another); 0: no limit. */
+  @Env('DATAAGENT_MAX_SESSIONS_PER_USER', 'int') @IsInt() @Min(0)
+  maxSessionsPerUser = 0;
+
   /** Seconds a gateway trusts what it read about an issued key: a revocation applies everywhere within this. */
   @Env('DATAAGENT_API_KEY_CACHE_SECONDS', 'number') @IsNumber() @Min(0) @Max(60)
   apiKeyCacheSeconds = 2;

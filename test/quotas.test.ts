@@ -1,0 +1,50 @@
+import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import { api, connectChat } from './support/chat-clients.js';
+import { sendChat } from './support/event-waits.js';
+import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
+
+/** Requests per minute per key and sessions per user, counted across two gateways: 429 with Retry-After past them. */
+describe('quotas', () => {
+  let system: TestSystem;
+  let second: GatewayProcess;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_REQUESTS_PER_MINUTE: '8', DATAAGENT_MAX_SESSIONS_PER_USER: '2' } });
+    second = await startGateway(system.env);
+  });
+  afterAll(async () => {
+    await second?.stop();
+    await system?.stop();
+  });
+
+  it('answers 429 rate_limited with Retry-After once a key has made its requests of the minute, on any gateway and channel', async () => {
+    const gateways = [system.url, second.url];
+    for (let i = 0; i < 8; i++) expect((await api(gateways[i % 2]!, 'GET', '/sessions', { apiKey: OTHER_API_KEY })).status).toBe(200);
+    const refused = await api(second.url, 'GET', '/sessions', { apiKey: OTHER_API_KEY });
+    expect(refused).toMatchObject({ status: 429, body: { error_code: 'rate_limited', details: { limit: 'requests_per_minute', max: 8 } } });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // A socket message counts too.
+    const socket = await connectChat(system.url, OTHER_API_KEY);
+    try {
+      expect(await sendChat(socket, { message: 'hi' })).toMatchObject({ ok: false, error_code: 'rate_limited' });
+    } finally {
+      socket.disconnect();
+    }
+    // Other keys have their own budget; health is not counted.
+    expect((await api(system.url, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('answers 429 session_limit for a session past the per-user maximum, on either gateway and by either route', async () => {
+    const create = (url: string) => api(url, 'POST', '/sessions', { apiKey: TEST_API_KEY, body: {} });
+    const first = await create(system.url);
+    expect((await create(second.url)).status).toBe(201);
+    const refused = await create(system.url);
+    expect(refused).toMatchObject({ status: 429, body: { error_code: 'session_limit', details: { limit: 'sessions_per_user', max: 2 } } });
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect((await api(second.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: 'a third session' } })).body).toMatchObject({ error_code: 'session_limit' });
+    expect((await api(system.url, 'DELETE', `/sessions/${first.body.session_id}`, { apiKey: TEST_API_KEY })).status).toBe(200);
+    expect((await create(second.url)).status).toBe(201);
+  });
+});
