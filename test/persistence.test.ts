@@ -51,7 +51,7 @@ describe('MySQL schema', () => {
       await withDataSource(fresh, async (ds) => {
         expect(await ds.showMigrations()).toBe(false);
         const applied = await ds.query('SELECT name FROM typeorm_migrations ORDER BY id');
-        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }, { name: 'McpGovernance1764720000000' }, { name: 'ApiKeys1764806400000' }]);
+        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }, { name: 'McpGovernance1764720000000' }, { name: 'ApiKeys1764806400000' }, { name: 'RunsByTenant1764892800000' }]);
         const tables = await ds.query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ?', [fresh.database]);
         expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['api_keys', 'mcp_servers', 'mcp_tool_bindings', 'mcp_tool_call_log', 'mcp_tools', 'messages', 'run_events', 'runs', 'sessions', 'typeorm_migrations']);
       });
@@ -82,6 +82,7 @@ describe('MySQL schema', () => {
         'sessions(tenant_id,assistant_id,last_active_at)',
         'messages(session_id,id)',
         'runs(session_id,status)',
+        'runs(tenant_id,status)',
         'run_events(run_id,seq_from)',
         'mcp_servers(tenant_id,user_id,name)',
         'mcp_tools(tenant_id,user_id,server_name,tool_name)',

@@ -1,6 +1,6 @@
 import { startGateway, type GatewayProcess } from './support/app-processes.js';
 import { api, connectChat } from './support/chat-clients.js';
-import { sendChat } from './support/event-waits.js';
+import { EventCollector, sendChat } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 /** Requests per minute per key and sessions per user, counted across two gateways: 429 with Retry-After past them. */
@@ -46,5 +46,38 @@ describe('quotas', () => {
     expect((await api(second.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: 'a third session' } })).body).toMatchObject({ error_code: 'session_limit' });
     expect((await api(system.url, 'DELETE', `/sessions/${first.body.session_id}`, { apiKey: TEST_API_KEY })).status).toBe(200);
     expect((await create(second.url)).status).toBe(201);
+  });
+});
+
+describe('concurrent runs per tenant', () => {
+  let system: TestSystem;
+  const GLOBEX = 'test-key-globex-user';
+
+  beforeAll(async () => {
+    system = await TestSystem.start({
+      workers: 1,
+      env: { DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: '1', DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob,${GLOBEX}:globex:gina` },
+    });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  it("answers 429 tenant_run_limit to a tenant at its limit, while other tenants' runs go on, and admits again once its run ends", async () => {
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      // Alice's run streams for about 3 s.
+      const ack = await sendChat(socket, { message: '[[chunks:30]] [[slow:100]]' });
+      await events.next((e) => e.run_id === ack.run_id && e.event_type === 'run_started');
+      const refused = await api(system.url, 'POST', '/chat', { apiKey: OTHER_API_KEY, body: { message: 'bob too' } });
+      expect(refused).toMatchObject({ status: 429, body: { error_code: 'tenant_run_limit', details: { limit: 'concurrent_runs_per_tenant', max: 1 } } });
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect((await api(system.url, 'POST', '/chat', { apiKey: GLOBEX, body: { message: 'globex is not held up' } })).status).toBe(200);
+      await events.done(ack.run_id);
+      expect((await api(system.url, 'POST', '/chat', { apiKey: OTHER_API_KEY, body: { message: 'bob now' } })).status).toBe(200);
+    } finally {
+      socket.disconnect();
+    }
   });
 });

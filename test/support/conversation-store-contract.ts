@@ -665,6 +665,16 @@ export function conversationStoreContract(open: OpenStore): void {
     });
   });
 
+  it("counts a tenant's queued and running runs, not finished ones or other tenants'", async () => {
+    const session = await newSession();
+    const runs = await Promise.all([1, 2, 3].map(() => newRun(session.sessionId)));
+    await store.runs.markStarted(runs[0]!.runId);
+    await store.runs.markFinished(runs[2]!.runId, 'completed');
+    await store.runs.create({ runId: randomUUID(), sessionId: session.sessionId, tenantId: `${tenant}-other`, userId: 'alice', assistantId: 'helper' });
+    expect(await store.runs.countActiveByTenant(tenant)).toBe(2);
+    expect(await store.runs.countActiveByTenant(`${tenant}-nobody`)).toBe(0);
+  });
+
   describe('issued API keys', () => {
     const record = (over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
       const issued = issueApiKey();

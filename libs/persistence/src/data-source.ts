@@ -16,12 +16,13 @@ import { McpServers1764547200000 } from './migrations/1764547200000-mcp-servers.
 import { McpTools1764633600000 } from './migrations/1764633600000-mcp-tools.js';
 import { McpGovernance1764720000000 } from './migrations/1764720000000-mcp-governance.js';
 import { ApiKeys1764806400000 } from './migrations/1764806400000-api-keys.js';
+import { RunsByTenant1764892800000 } from './migrations/1764892800000-runs-by-tenant.js';
 
 /** Entity classes (ESM: classes, never glob paths). */
 export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity, ApiKeyEntity];
 
 /** Migrations in the order they run. */
-export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000];
+export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000, RunsByTenant1764892800000];
 
 /** Errors a retry cannot fix: wrong credentials or a database that does not exist. */
 const PERMANENT_ERRORS = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);

@@ -68,6 +68,10 @@ export class MysqlRunStore implements RunStore {
     return rows.map(toRunRecord);
   }
 
+  async countActiveByTenant(tenantId: string): Promise<number> {
+    return this.repo.count({ where: { tenantId, status: In(ACTIVE) } });
+  }
+
   async listStale(before: Date, limit: number): Promise<RunRecord[]> {
     const rows = await this.repo.find({ where: { status: In(ACTIVE), createdAt: LessThan(before) }, order: { id: 'ASC' }, take: limit });
     return rows.map(toRunRecord);

@@ -77,6 +77,7 @@ export class ChatService {
     }
     const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
+    await this.quotas.admitRun(caller);
     await this.admit();
 
     if (!request.session_id) {

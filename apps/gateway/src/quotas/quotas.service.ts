@@ -8,14 +8,16 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 
 /**
- * Per-key and per-user limits, shared by every gateway through Redis: requests per minute per
- * API key (rate-limiter-flexible's fixed window) and sessions per user. Over a limit the answer
+ * Per-key, per-user and per-tenant limits, shared by every gateway: requests per minute per
+ * API key (rate-limiter-flexible's fixed window on Redis), sessions per user and runs going at
+ * once per tenant (counted in the store). Over a limit the answer
  * is 429 with Retry-After and an error_code that names it. A limit of 0 is off.
  */
 @Injectable()
 export class Quotas {
   private readonly perMinute?: RateLimiterRedis;
   private readonly maxSessionsPerUser: number;
+  private readonly maxRunsPerTenant: number;
 
   constructor(
     @Inject(SETTINGS) settings: GatewaySettings,
@@ -25,6 +27,25 @@ export class Quotas {
     const { requestsPerMinute, maxSessionsPerUser } = settings.server;
     if (requestsPerMinute > 0) this.perMinute = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'da:quota:rpm', points: requestsPerMinute, duration: 60 });
     this.maxSessionsPerUser = maxSessionsPerUser;
+    this.maxRunsPerTenant = settings.server.maxConcurrentRunsPerTenant;
+  }
+
+  /**
+   * Before a run is created: a tenant at its limit gets 429 rather than queueing ahead of other
+   * tenants. Gateways admitting at the same moment may let one or two more through.
+   * @throws ApiError 429 `tenant_run_limit` at DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT.
+   */
+  async admitRun(caller: Caller): Promise<void> {
+    if (this.maxRunsPerTenant <= 0) return;
+    const active = await this.store.runs.countActiveByTenant(caller.tenantId);
+    if (active < this.maxRunsPerTenant) return;
+    throw new ApiError(
+      429,
+      'tenant_run_limit',
+      `Your organisation has ${active} runs going, its most at once; retry when one ends`,
+      { limit: 'concurrent_runs_per_tenant', max: this.maxRunsPerTenant },
+      { 'Retry-After': '5' },
+    );
   }
 
   /** Counts one request of the caller's key. @throws ApiError 429 `rate_limited` past DATAAGENT_REQUESTS_PER_MINUTE. */

@@ -143,6 +143,7 @@ export class MemoryConversationStore implements ConversationStore {
       [...this.runMap.values()]
         .filter((r) => r.sessionId === sessionId && (r.status === 'queued' || r.status === 'running'))
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+    countActiveByTenant: async (tenantId) => [...this.runMap.values()].filter((r) => r.tenantId === tenantId && (r.status === 'queued' || r.status === 'running')).length,
     listStale: async (before, limit) =>
       [...this.runMap.values()]
         .filter((r) => (r.status === 'queued' || r.status === 'running') && r.createdAt.getTime() < before.getTime())

@@ -94,6 +94,8 @@ export interface RunStore {
   markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean>;
   /** Runs of a session that are queued or running, oldest first. */
   listActive(sessionId: string): Promise<RunRecord[]>;
+  /** How many runs of a tenant are queued or running (its concurrent-runs quota). */
+  countActiveByTenant(tenantId: string): Promise<number>;
   /**
    * Deletes a run's row, messages and archived events when its session no longer exists (the
    * session was deleted while the run still wrote). Returns whether it did.

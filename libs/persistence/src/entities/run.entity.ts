@@ -6,6 +6,7 @@ import { idColumn, timestampColumn } from './column-types.js';
 @Entity({ name: 'runs' })
 @Index('uq_runs_run_id', ['runId'], { unique: true })
 @Index('idx_runs_session_status', ['sessionId', 'status'])
+@Index('idx_runs_tenant_status', ['tenantId', 'status'])
 export class RunEntity {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true })
   id: string;
