@@ -8,9 +8,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import { McpConfig } from '#core/config/settings.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
-import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
 import { McpUnavailableError } from '#mcp/mcp-connection.js';
-import { MCP_POOL_DEFAULTS, McpPool, type McpLease, type McpPoolOptions, type PoolScope } from '#mcp/mcp-pool.js';
+import { McpPool, type McpLease, type McpPoolOptions, type PoolScope } from '#mcp/mcp-pool.js';
+import { poolOptionsFor } from '#mcp/mcp-pool-options.js';
 import { EVERYTHING, startEverything } from '#test/support/mcp-servers.js';
 import { summarize, type LatencySummary } from './percentiles.js';
 import { CpuMeter, type CpuUse } from './process-cpu.js';
@@ -68,19 +68,7 @@ const USER_MCP = new McpConfig();
 
 /** McpPool's options as apps/worker's createMcpRuntime builds them from the config defaults. */
 function workerPoolOptions(allowlist: string[], overrides: Partial<McpPoolOptions> = {}): McpPoolOptions {
-  return {
-    ...MCP_POOL_DEFAULTS,
-    maxPerUser: USER_MCP.maxServersPerUser,
-    maxConnections: WORKER_MCP.maxConnections,
-    connectTimeoutMs: WORKER_MCP.connectTimeoutSeconds * 1000,
-    idleMs: WORKER_MCP.idleSeconds * 1000,
-    pingIntervalMs: WORKER_MCP.pingIntervalSeconds * 1000,
-    checkUrl: async (url) => {
-      const check = await checkOutboundUrl(url, { allowlist });
-      return check.ok ? null : check.reason;
-    },
-    ...overrides,
-  };
+  return { ...poolOptionsFor(WORKER_MCP, USER_MCP.maxServersPerUser, allowlist), ...overrides };
 }
 
 /** How mcp-tools.ts calls through a lease: the dispatcher gives each call its own signal. */

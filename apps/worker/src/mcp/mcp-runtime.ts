@@ -11,9 +11,9 @@ import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-aud
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/session/caller.js';
 import type { McpConnection } from '#mcp/mcp-connection.js';
-import { MCP_POOL_DEFAULTS, McpPool, type PoolScope } from '#mcp/mcp-pool.js';
+import { McpPool, type PoolScope } from '#mcp/mcp-pool.js';
+import { poolOptionsFor } from '#mcp/mcp-pool-options.js';
 import { mcpToolProvider } from '#mcp/mcp-provider.js';
-import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
 import type { McpServerStatus } from '#transport/mcp-status.js';
 import type { ChatModel } from '#core/llm/chat-model.js';
 import { llmIntentClassifier } from '#mcp/intent-classifier.js';
@@ -101,20 +101,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
       worker_id: workerId,
     });
   };
-  const pool = new McpPool({
-    ...MCP_POOL_DEFAULTS,
-    maxPerUser: userMcp.maxServersPerUser,
-    maxConnections: config.maxConnections,
-    connectTimeoutMs: config.connectTimeoutSeconds * 1000,
-    idleMs: config.idleSeconds * 1000,
-    pingIntervalMs: config.pingIntervalSeconds * 1000,
-    onStatus: publish,
-    // Remote servers pass the same address check as http_request: no private or loopback address unless allowlisted.
-    checkUrl: async (url) => {
-      const check = await checkOutboundUrl(url, { allowlist: outboundAllowlist });
-      return check.ok ? null : check.reason;
-    },
-  });
+  const pool = new McpPool({ ...poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist), onStatus: publish });
 
   // A user's servers are read again only when the gateway has raised their config version.
   const cache = new Map<string, { version: string; servers: McpServerConfig[] }>();
