@@ -119,8 +119,9 @@ function answer(kind: string, k: string): string {
 }
 
 /**
- * `long K`: 40 words, 100 ms apart (longer than the drain); `short K`: 5 words; `approval K`: a
- * POST that needs approval, then 5 words; `slow K`: 4 s before the first token, then 5 words.
+ * `long K`: 40 words, 250 ms apart (10 s: past the second worker's start plus the 2 s drain,
+ * however slow the machine); `short K`: 5 words; `approval K`: a POST that needs approval, then
+ * 5 words; `slow K`: 4 s before the first token, then 5 words.
  */
 function drainScript(port: number) {
   return (req: RecordedRequest): ScriptStep[] => {
@@ -128,7 +129,7 @@ function drainScript(port: number) {
     const words = answer(kind, k)
       .split(/(?<= )/)
       .map((text) => ({ text }));
-    if (kind === 'long') return [{ chunkIntervalMs: 100 }, ...words];
+    if (kind === 'long') return [{ chunkIntervalMs: 250 }, ...words];
     if (kind === 'slow') return [{ delayMs: 4_000 }, ...words];
     if (kind === 'approval' && req.body.messages?.at(-1)?.role !== 'tool') {
       return [{ toolCall: { id: `call-${k}`, name: 'http_request', arguments: { method: 'POST', url: `http://127.0.0.1:${port}/effect`, body: { run: k } } } }];
