@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClockOffset } from './clock-offset.js';
+import type { FairnessFigures } from './fairness.js';
 import type { McpFigures } from './mcp-bench.js';
 import type { TokenFigures } from './token-bench.js';
 import { summarize, type LatencySummary } from './percentiles.js';
@@ -59,6 +60,8 @@ export interface BenchReport {
   takeover?: TakeoverFigures;
   /** MCP tool calls through the worker's pool beside the bare SDK client (bench/mcp-bench.ts). */
   mcp?: McpFigures;
+  /** Tenant B's request → run_started while tenant A floods, with and without the tenant run limit (bench/fairness.ts). */
+  fairness?: FairnessFigures;
   durationSeconds?: number;
 }
 

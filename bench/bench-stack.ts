@@ -17,6 +17,8 @@ export interface BenchStackOptions {
   workers: number;
   /** When set, gateway, worker and LLM server write V8 CPU profiles here (`<role>.cpuprofile`) on exit. */
   cpuProfileDir?: string;
+  /** Environment over the stack's own, for the gateway and every worker (e.g. more API keys, a quota). */
+  env?: NodeJS.ProcessEnv;
   log: (line: string) => void;
 }
 
@@ -37,6 +39,8 @@ export interface BenchStack {
   workers: BenchWorker[];
   /** Starts one more worker with the same settings (a replacement), added to `workers` and to the teardown. */
   startWorker(): Promise<BenchWorker>;
+  /** Starts one more gateway with the same settings and `env` over them (e.g. another quota), added to the teardown. */
+  startGateway(env?: NodeJS.ProcessEnv): Promise<GatewayProcess>;
   /** Process ids by role, for CPU accounting. */
   pids: Record<string, number>;
 }
@@ -92,10 +96,18 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
     OPENAI_BASE_URL: llm.baseUrl,
     OPENAI_API_KEY: 'sk-bench-not-a-real-key',
     DATAAGENT_MODEL: 'scripted',
+    ...options.env,
   };
   // The gateway logs at warn; the worker must stay at info, the level of its "worker ready" line.
   const gateway = await startGateway({ ...env, DATAAGENT_LOG_LEVEL: 'warn', ...profileEnv('gateway') });
   teardown.add('gateway', () => gateway.stop());
+  let gateways = 1;
+  const startExtraGateway = async (extra: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> => {
+    const role = `gateway ${++gateways}`;
+    const g = await startGateway({ ...env, DATAAGENT_LOG_LEVEL: 'warn', ...profileEnv(role.replace(' ', '-')), ...extra });
+    teardown.add(role, () => g.stop());
+    return g;
+  };
   const benchWorkers: BenchWorker[] = [];
   const startBenchWorker = async (): Promise<BenchWorker> => {
     const i = benchWorkers.length + 1;
@@ -120,6 +132,7 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
     worker,
     workers: benchWorkers,
     startWorker: startBenchWorker,
+    startGateway: startExtraGateway,
     pids: {
       gateway: gateway.proc.pid!,
       ...Object.fromEntries(workers.map((w, i) => [i === 0 ? 'worker' : `worker ${i + 1}`, w.proc.pid!])),

@@ -14,7 +14,10 @@
  * BENCH_SKIP_MCP=1, BENCH_MCP_CALLS=2000, BENCH_MCP_USERS=50, BENCH_MCP_SECONDS=5 (MCP through the worker's pool
  * beside the bare SDK client against server-everything on loopback, streamable HTTP and stdio: sequential echo
  * calls per side, new users' first calls cold and warm, calls per second at concurrency 50 for that many seconds
- * per side; it runs first, before the stack starts, on a quiet machine; see mcp-bench.ts).
+ * per side; it runs first, before the stack starts, on a quiet machine; see mcp-bench.ts),
+ * BENCH_SKIP_FAIRNESS=1 (tenant A floods 500 runs while tenant B sends batches of 10: B's request → run_started
+ * alone, under the flood with DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT=50 and without it, and A's 429s; on a stack
+ * of its own with 100 worker slots, after the MCP bench and before the main stack; see fairness.ts).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
 import { checkTargets, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
 import { measureCancelLatency } from './cancel-latency.js';
+import { formatFairness, measureFairness } from './fairness.js';
 import { runChatLoad } from './chat-load.js';
 import { measureClockOffset } from './clock-offset.js';
 import { measureBullmqFloor } from './floor-bullmq.js';
@@ -142,6 +146,15 @@ async function main(): Promise<number> {
       log(`MCP bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
     }
   }
+  if (!process.env.BENCH_SKIP_FAIRNESS) {
+    // Its own stack, stopped before the main one starts.
+    try {
+      report.fairness = await measureFairness(teardown, { workers: WORKERS, log });
+    } catch (err) {
+      exitCode = 1;
+      log(`fairness bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
   try {
     const stack = await startBenchStack(teardown, {
       workerConcurrency: Math.max(1_100, ...SIZES.map((n) => n + 100)),
@@ -206,6 +219,7 @@ async function main(): Promise<number> {
   }
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
+  if (report.fairness) console.log(`${formatFairness(report.fairness)}\n`);
   if (!process.env.BENCH_SKIP_TOKENS) {
     try {
       report.tokens = await measureTokens();

@@ -185,7 +185,7 @@ async function supervise() {
     complain(new ConfigError(problems).message);
     process.exit(2);
   }
-  if (server.sessionStore === 'memory') {
+  if (loaded.get(settings.StoreConfig).sessionStore === 'memory') {
     complain('DATAAGENT_SESSION_STORE=memory keeps history inside one process, but npm start runs the gateway and the worker as two processes: use mysql (the default).');
     process.exit(2);
   }

@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { redisKeys } from '#transport/redis-keys.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
@@ -14,7 +16,7 @@ describe('human in the loop', () => {
 
   beforeAll(async () => {
     workspaces = mkdtempSync(join(tmpdir(), 'da-ws-'));
-    system = await TestSystem.start({ workers: 2, env: { DATAAGENT_WORKSPACE_ROOT: join(workspaces, '{user_id}'), DATAAGENT_HITL_TIMEOUT: '20' } });
+    system = await TestSystem.start({ workers: 2, env: { DATAAGENT_WORKSPACE_ROOT: join(workspaces, '{user_id}'), DATAAGENT_HITL_TIMEOUT: '20', DATAAGENT_HITL_APPROVE_ALL_SECONDS: '600' } });
   });
   afterAll(async () => {
     await system?.stop();
@@ -83,6 +85,11 @@ describe('human in the loop', () => {
       expect((await events.done(second.run_id)).cancelled).toBe(false);
       expect(events.ofRun(second.run_id).some((e) => e.event_type === 'hitl_request')).toBe(false);
       expect(existsSync(fileOf('files/all-2.txt'))).toBe(true);
+      // It lasts DATAAGENT_HITL_APPROVE_ALL_SECONDS: neither the approval wait nor the session timeout.
+      const redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
+      const ttl = await redis.ttl(redisKeys.sessionApproveAll(first.session_id)).finally(() => redis.disconnect());
+      expect(ttl).toBeGreaterThan(20);
+      expect(ttl).toBeLessThanOrEqual(600);
     } finally {
       socket.disconnect();
     }

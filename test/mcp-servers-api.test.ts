@@ -159,10 +159,11 @@ describe('per-user MCP servers API', () => {
     expect((await servers('alice', ALICE)).body.servers).toEqual([]);
   });
 
-  it('answers 422 past DATAAGENT_MCP_MAX_SERVERS_PER_USER', async () => {
+  it('answers 429 mcp_server_limit past DATAAGENT_MCP_MAX_SERVERS_PER_USER', async () => {
     for (const name of ['one', 'two', 'three']) expect((await call('POST', '/users/alice/mcp-servers', ALICE, remote(name))).status).toBe(201);
     const over = await call('POST', '/users/alice/mcp-servers', ALICE, remote('four'));
-    expect(over).toMatchObject({ status: 422, body: { error_code: 'mcp_server_limit', details: { max_servers: 3, fields: { name: [expect.stringContaining('DATAAGENT_MCP_MAX_SERVERS_PER_USER')] } } } });
+    expect(over).toMatchObject({ status: 429, body: { error_code: 'mcp_server_limit', details: { limit: 'mcp_servers_per_user', max: 3 } } });
+    expect(over.headers.get('retry-after')).toBe('60');
     expect((await call('POST', '/users/bob/mcp-servers', BOB, remote('four'))).status).toBe(201);
   });
 

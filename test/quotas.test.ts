@@ -1,5 +1,6 @@
 import { startGateway, type GatewayProcess } from './support/app-processes.js';
 import { api, connectChat } from './support/chat-clients.js';
+import { Redis } from 'ioredis';
 import { EventCollector, sendChat } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -80,4 +81,40 @@ describe('concurrent runs per tenant', () => {
       socket.disconnect();
     }
   });
+
+  it('admits exactly the limit out of a burst that reaches two gateways at once, and prunes a slot whose run ended unseen', async () => {
+    const limit = 3;
+    const burst = await TestSystem.start({
+      workers: 1,
+      env: { DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: String(limit), DATAAGENT_API_KEYS: `${TEST_API_KEY}:initech:ian,${OTHER_API_KEY}:initech:ivy` },
+    });
+    const other = await startGateway(burst.env);
+    const redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
+    const sockets = await Promise.all([connectChat(burst.url, TEST_API_KEY), connectChat(other.url, OTHER_API_KEY)]);
+    try {
+      // 40 chats at once, 20 through each gateway, each of about 3 s.
+      const acks = await Promise.all(Array.from({ length: 40 }, (_, i) => sendChat(sockets[i % 2]!, { message: `[[chunks:30]] [[slow:100]] burst ${i}` })));
+      const admitted = acks.filter((a) => a.ok);
+      expect({ admitted: admitted.length, refused: acks.filter((a) => a.error_code === 'tenant_run_limit').length }).toEqual({ admitted: limit, refused: 40 - limit });
+
+      // The admitted runs end and give their slots back.
+      const slots = () => redis.zcard('da:tenant:{initech}:runs');
+      for (const deadline = Date.now() + 30_000; (await slots()) > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+      expect(await slots()).toBe(0);
+      const events = new EventCollector(sockets[1]!);
+      // A slot left by a run that ended without giving it back (a worker that died at the wrong moment) is pruned once the tenant looks full.
+      for (let i = 0; i < limit; i++) await redis.zadd('da:tenant:{initech}:runs', Date.now() - 60_000, `lost-run-${i}`);
+      const ack = await sendChat(sockets[1]!, { message: 'after a lost slot' });
+      expect(ack.ok).toBe(true);
+      await events.done(ack.run_id);
+      // The worker gives the slot back just after the run's done.
+      for (const deadline = Date.now() + 10_000; (await slots()) > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+      expect(await redis.zrange('da:tenant:{initech}:runs', 0, -1)).toEqual([]);
+    } finally {
+      for (const s of sockets) s.disconnect();
+      redis.disconnect();
+      await other.stop();
+      await burst.stop();
+    }
+  }, 120_000);
 });

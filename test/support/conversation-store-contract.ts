@@ -6,6 +6,7 @@ import { toolSchemaVersion, type McpCatalogTool } from '#core/mcp/mcp-catalog-st
 import { SecretKeyRequiredError } from '#core/mcp/mcp-secrets.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { McpServerExistsError, McpServerLimitError } from '#core/mcp/mcp-server-store.js';
+import { MemoryNoteError } from '#core/memory/memory-store.js';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore, NewMessage, RunRecord } from '#core/session/session-store.js';
 
@@ -665,14 +666,14 @@ export function conversationStoreContract(open: OpenStore): void {
     });
   });
 
-  it("counts a tenant's queued and running runs, not finished ones or other tenants'", async () => {
+  it('names which of some runs are still queued or running', async () => {
     const session = await newSession();
     const runs = await Promise.all([1, 2, 3].map(() => newRun(session.sessionId)));
     await store.runs.markStarted(runs[0]!.runId);
     await store.runs.markFinished(runs[2]!.runId, 'completed');
-    await store.runs.create({ runId: randomUUID(), sessionId: session.sessionId, tenantId: `${tenant}-other`, userId: 'alice', assistantId: 'helper' });
-    expect(await store.runs.countActiveByTenant(tenant)).toBe(2);
-    expect(await store.runs.countActiveByTenant(`${tenant}-nobody`)).toBe(0);
+    const ids = runs.map((r) => r.runId);
+    expect(await store.runs.activeAmong([...ids, randomUUID()])).toEqual(new Set([ids[0], ids[1]]));
+    expect(await store.runs.activeAmong([])).toEqual(new Set());
   });
 
   describe('issued API keys', () => {
@@ -700,6 +701,62 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(await store.apiKeys.revoke('no-such-key', now())).toBe(false);
       await store.apiKeys.touch(second.keyId, now());
       expect((await store.apiKeys.get(second.keyId))?.lastUsedAt).toEqual(now());
+    });
+  });
+
+  describe('long-term memories', () => {
+    const owner = (userId = 'alice', tenantId = tenant) => ({ tenantId, userId });
+    const texts = async (o: { tenantId: string; userId: string }, assistantId = 'helper', limit = 100) => (await store.memories.recall(o, assistantId, limit)).map((n) => n.text);
+
+    it('recalls newest first, notes of one millisecond in reverse adding order, up to the limit', async () => {
+      const first = await store.memories.add(owner(), 'helper', '  Prefers metric units \n');
+      expect(first).toEqual({ id: expect.any(String), text: 'Prefers metric units', createdAt: new Date(START).toISOString() });
+      advance(1);
+      for (const text of ['tie 1', 'tie 2', 'tie 3']) await store.memories.add(owner(), 'helper', text);
+      expect(await texts(owner())).toEqual(['tie 3', 'tie 2', 'tie 1', 'Prefers metric units']);
+      expect(await texts(owner(), 'helper', 2)).toEqual(['tie 3', 'tie 2']);
+      // An imported note keeps its own time.
+      await store.memories.add(owner(), 'helper', 'from last week', new Date(START - 7 * 86_400_000));
+      expect((await store.memories.recall(owner(), 'helper', 100)).at(-1)).toMatchObject({ text: 'from last week', createdAt: new Date(START - 7 * 86_400_000).toISOString() });
+    });
+
+    it('keeps tenants, users (exactly, case included) and assistants apart; clear takes every assistant of one user', async () => {
+      await store.memories.add(owner(), 'helper', 'alice helper');
+      await store.memories.add(owner(), 'writer', 'alice writer');
+      await store.memories.add(owner('Alice'), 'helper', 'capital Alice');
+      await store.memories.add(owner('alice', `${tenant}-other`), 'helper', 'other tenant alice');
+      expect(await texts(owner())).toEqual(['alice helper']);
+      expect(await texts(owner(), 'writer')).toEqual(['alice writer']);
+      expect(await texts(owner('Alice'))).toEqual(['capital Alice']);
+      expect(await texts(owner('alice', `${tenant}-other`))).toEqual(['other tenant alice']);
+
+      await store.memories.clear(owner());
+      expect(await texts(owner())).toEqual([]);
+      expect(await texts(owner(), 'writer')).toEqual([]);
+      expect(await texts(owner('Alice'))).toEqual(['capital Alice']);
+      expect(await texts(owner('alice', `${tenant}-other`))).toEqual(['other tenant alice']);
+      await expect(store.memories.clear(owner('nobody'))).resolves.toBeUndefined();
+    });
+
+    it('drops notes past the 90-day retention for good', async () => {
+      await store.memories.add(owner(), 'helper', 'old');
+      advance(60 * 86_400_000);
+      await store.memories.add(owner(), 'helper', 'recent');
+      advance(30 * 86_400_000 + 1);
+      expect(await texts(owner())).toEqual(['recent']);
+      // Deleted, not hidden: a clock set back does not bring it back.
+      advance(-10 * 86_400_000);
+      expect(await texts(owner())).toEqual(['recent']);
+    });
+
+    it('keeps a 2,000-character note whole, any script, and refuses empty or longer ones', async () => {
+      const long = '\u{1F642}é'.repeat(666) + 'xx';
+      expect(long).toHaveLength(2000);
+      await store.memories.add(owner(), 'helper', long);
+      expect(await texts(owner())).toEqual([long]);
+      await expect(store.memories.add(owner(), 'helper', `${long}x`)).rejects.toBeInstanceOf(MemoryNoteError);
+      await expect(store.memories.add(owner(), 'helper', ' \n ')).rejects.toThrow('The note is empty');
+      expect(await texts(owner())).toEqual([long]);
     });
   });
 

@@ -3,19 +3,21 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
+import { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createChatModel } from '#llm/create-chat-model.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLedger } from '#transport/run-ledger.js';
+import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
 import { memoryToolProvider } from '#core/memory/agent-memory-middleware.js';
-import { FileMemoryStore } from '#core/memory/memory-store.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
+import { importDiskMemories } from './memory/import-disk-memories.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
-import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE } from './infra/tokens.js';
+import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS } from './infra/tokens.js';
 import { createMcpRuntime, type McpRuntime } from './mcp/mcp-runtime.js';
 import type { WorkerSettings } from './infra/worker-config.js';
 import { EventArchiver } from './runs/event-archiver.js';
@@ -23,6 +25,7 @@ import { PendingWrites } from './runs/pending-writes.js';
 import { RunProcessor } from './runs/run.processor.js';
 import { RunRunner } from './runs/run-runner.js';
 import { RunTraces } from './tracing/run-traces.js';
+import { WorkspaceArchiveScheduler } from './workspaces/workspace-archive.scheduler.js';
 
 /** How long a worker's Redis command may wait (for a reconnection, say) before it fails. */
 const WORKER_REDIS_COMMAND_TIMEOUT_MS = 5_000;
@@ -47,7 +50,14 @@ export class WorkerModule implements OnApplicationShutdown {
         // Commands wait out a short Redis blip, then fail: a run whose writes fail is handed back
         // to the queue and continues from its ledger. Only BullMQ's blocking connection waits forever.
         { provide: REDIS, useFactory: () => createRedis(settings.redis.url, `worker-${settings.worker.workerId}`, { commandTimeout: WORKER_REDIS_COMMAND_TIMEOUT_MS }) },
-        { provide: STORE, useFactory: () => createConversationStore(settings.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }) },
+        {
+          provide: STORE,
+          useFactory: () =>
+            createConversationStore(settings.store.sessionStore, settings.mysql, {
+              cipher: SecretCipher.fromSetting(settings.secrets.secretKey),
+              memory: { retentionDays: settings.storage.memoryRetentionDays },
+            }),
+        },
         { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
         {
           provide: EventArchiver,
@@ -94,9 +104,10 @@ export class WorkerModule implements OnApplicationShutdown {
               logger,
             }),
         },
+        { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => workerTenants(settings, store) },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP],
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP, TENANTS, REDIS],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -106,25 +117,32 @@ export class WorkerModule implements OnApplicationShutdown {
             waiters: DecisionWaiters,
             pendingWrites: PendingWrites,
             mcp: McpRuntime,
+            tenants: TenantDirectory,
+            redis: Redis,
           ) => {
-            const memory = new FileMemoryStore(settings.storage.storageRoot, { retentionDays: settings.storage.memoryRetentionDays });
+            // An in-process store forgets at exit: notes stay on disk until a database keeps them.
+            if (settings.store.sessionStore === 'mysql') await importDiskMemories(settings.storage.storageRoot, store.memories, logger);
             return new RunRunner({
               store,
               log,
               ledger,
               archiver,
               pendingWrites,
-              agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg)),
+              // A run reads its tenant's settings as it starts, so the quota is known by its first write.
+              agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg), (tenantId) => tenants.peek(tenantId).limits.workspaceQuotaBytes),
               workerId: settings.worker.workerId!,
               historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
-              toolProviders: [memoryToolProvider(memory), mcp.provider],
+              toolProviders: [memoryToolProvider(store.memories), mcp.provider],
               traces,
+              tenants,
+              runSlots: new TenantRunSlots(redis),
               logger,
             });
           },
         },
         RunProcessor,
+        WorkspaceArchiveScheduler,
       ],
     };
   }
@@ -135,4 +153,14 @@ export class WorkerModule implements OnApplicationShutdown {
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }
+}
+
+/** Tenants' feature switches and workspace quotas on this worker: their own in multi-tenant mode, the environment's otherwise. */
+function workerTenants(settings: WorkerSettings, store: ConversationStore): TenantDirectory {
+  const none = { maxUsers: 0, maxSessionsPerUser: 0, maxConcurrentRuns: 0, requestsPerMinute: 0 };
+  return new TenantDirectory(
+    settings.tenancy.multiTenant ? store.tenants : null,
+    { ...none, maxMcpServers: settings.userMcp.maxServersPerUser, workspaceQuotaBytes: settings.workspace.quotaBytes },
+    { cacheMs: settings.tenancy.tenantCacheSeconds * 1000 },
+  );
 }

@@ -46,7 +46,7 @@ export function serversFor(globalServers: readonly McpServerConfig[], own: reado
  * tools, and the run goes on. The run holds its leases until it ends.
  */
 export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
-  return async ({ caller, runId, sessionId, assistantId, traceId }) => {
+  return async ({ caller, runId, sessionId, assistantId, traceId, features }) => {
     const [own, allowed] = await Promise.all([
       options.userServers(caller).catch((err: unknown) => {
         options.logger.warn({ run_id: runId, err }, "could not read the user's MCP servers; the run gets the global ones");
@@ -58,7 +58,8 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
         return () => false;
       }),
     ]);
-    const servers = serversFor(options.globalServers, own);
+    // A server the tenant switched off is never connected (its tools are refused by the run's feature gate).
+    const servers = serversFor(options.globalServers, own).filter(({ config }) => features?.mcpServer(config.name) ?? true);
     const userScope: PoolScope = { kind: 'user', tenantId: caller.tenantId, userId: caller.userId };
     const leases: Array<{ config: McpServerConfig; lease: McpLease }> = [];
     const governed = new Map<string, GovernedServer>();

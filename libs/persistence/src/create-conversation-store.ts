@@ -13,6 +13,6 @@ export async function createConversationStore(
   mysql: MysqlConfig,
   options: ConversationStoreOptions = {},
 ): Promise<ConversationStore> {
-  if (kind === 'memory') return new MemoryConversationStore(undefined, options.cipher);
+  if (kind === 'memory') return new MemoryConversationStore(undefined, options.cipher, options.memory);
   return MysqlConversationStore.open(mysql, options);
 }

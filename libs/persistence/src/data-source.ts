@@ -5,24 +5,28 @@ import type { MysqlConfig } from '#core/config/settings.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 import { McpServerEntity } from './entities/mcp-server.entity.js';
 import { McpToolEntity } from './entities/mcp-tool.entity.js';
+import { MemoryNoteEntity } from './entities/memory-note.entity.js';
 import { ToolBindingEntity } from './entities/tool-binding.entity.js';
 import { ToolCallLogEntity } from './entities/tool-call-log.entity.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
 import { RunEntity } from './entities/run.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
+import { TenantEntity } from './entities/tenant.entity.js';
 import { InitialSchema1763769600000 } from './migrations/1763769600000-initial-schema.js';
 import { McpServers1764547200000 } from './migrations/1764547200000-mcp-servers.js';
 import { McpTools1764633600000 } from './migrations/1764633600000-mcp-tools.js';
 import { McpGovernance1764720000000 } from './migrations/1764720000000-mcp-governance.js';
 import { ApiKeys1764806400000 } from './migrations/1764806400000-api-keys.js';
 import { RunsByTenant1764892800000 } from './migrations/1764892800000-runs-by-tenant.js';
+import { Tenants1764979200000 } from './migrations/1764979200000-tenants.js';
+import { Memories1765065600000 } from './migrations/1765065600000-memories.js';
 
 /** Entity classes (ESM: classes, never glob paths). */
-export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity, ApiKeyEntity];
+export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity, ApiKeyEntity, TenantEntity, MemoryNoteEntity];
 
 /** Migrations in the order they run. */
-export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000, RunsByTenant1764892800000];
+export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000, RunsByTenant1764892800000, Tenants1764979200000, Memories1765065600000];
 
 /** Errors a retry cannot fix: wrong credentials or a database that does not exist. */
 const PERMANENT_ERRORS = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);

@@ -38,6 +38,21 @@ export class MysqlApiKeyStore implements ApiKeyStore {
   async touch(keyId: string, at: Date): Promise<void> {
     await this.repo.update({ keyId }, { lastUsedAt: at });
   }
+
+  async liveUsers(tenantId: string, at: Date): Promise<string[]> {
+    const rows: Array<{ user_id: string }> = await this.repo
+      .createQueryBuilder('k')
+      .select('DISTINCT k.user_id', 'user_id')
+      .where('k.tenant_id = :tenantId AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > :at)', { tenantId, at })
+      .getRawMany();
+    return rows.map((r) => r.user_id);
+  }
+
+  async revokeTenant(tenantId: string, at: Date): Promise<string[]> {
+    const live = await this.repo.find({ select: { keyId: true, keyHash: true }, where: { tenantId, revokedAt: IsNull() } });
+    if (live.length > 0) await this.repo.update({ tenantId, revokedAt: IsNull() }, { revokedAt: at });
+    return live.map((r) => r.keyHash);
+  }
 }
 
 function toRecord(row: ApiKeyEntity): ApiKeyRecord {

@@ -1,11 +1,14 @@
 import type { DataSource } from 'typeorm';
 import type { MysqlConfig } from '#core/config/settings.js';
+import type { MemoryStoreOptions } from '#core/memory/memory-store.js';
 import type { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { openDatabase, type OpenDatabaseOptions } from './data-source.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
+import { MysqlTenantStore } from './mysql-tenant-store.js';
 import { MysqlMcpCatalogStore } from './mysql-mcp-catalog-store.js';
 import { MysqlMcpServerStore } from './mysql-mcp-server-store.js';
+import { MysqlMemoryStore } from './mysql-memory-store.js';
 import { MysqlToolBindingStore, MysqlToolCallAuditStore } from './mysql-tool-governance-stores.js';
 import { MysqlMessageStore } from './mysql-message-store.js';
 import { MysqlRunEventArchive } from './mysql-run-event-archive.js';
@@ -15,6 +18,8 @@ import { MysqlSessionStore } from './mysql-session-store.js';
 export interface ConversationStoreOptions extends OpenDatabaseOptions {
   /** Encrypts MCP servers' secret values (DATAAGENT_SECRET_KEY); without it, servers with secrets are refused. */
   cipher?: SecretCipher;
+  /** Retention and note length of long-term memory (DATAAGENT_MEMORY_RETENTION_DAYS). */
+  memory?: MemoryStoreOptions;
 }
 
 /** Sessions, messages, runs, run events, users' MCP servers and MCP tool catalogs in MySQL/MariaDB through TypeORM. */
@@ -28,16 +33,20 @@ export class MysqlConversationStore implements ConversationStore {
   readonly toolBindings: MysqlToolBindingStore;
   readonly toolCalls: MysqlToolCallAuditStore;
   readonly apiKeys: MysqlApiKeyStore;
+  readonly memories: MysqlMemoryStore;
+  readonly tenants: MysqlTenantStore;
 
   /**
    * @param dataSource An initialized data source at the latest schema (see openDatabase).
    * @param now The clock for created/updated/finished times and session expiry.
    * @param cipher Encrypts MCP servers' secret values.
+   * @param memory Retention and note length of long-term memory.
    */
   constructor(
     private readonly dataSource: DataSource,
     now: () => Date = () => new Date(),
     cipher?: SecretCipher,
+    memory: MemoryStoreOptions = {},
   ) {
     this.sessions = new MysqlSessionStore(dataSource, now);
     this.messages = new MysqlMessageStore(dataSource, now);
@@ -48,6 +57,8 @@ export class MysqlConversationStore implements ConversationStore {
     this.toolBindings = new MysqlToolBindingStore(dataSource, now);
     this.toolCalls = new MysqlToolCallAuditStore(dataSource);
     this.apiKeys = new MysqlApiKeyStore(dataSource);
+    this.memories = new MysqlMemoryStore(dataSource, now, memory);
+    this.tenants = new MysqlTenantStore(dataSource);
   }
 
   /**
@@ -55,7 +66,7 @@ export class MysqlConversationStore implements ConversationStore {
    * @throws DatabaseUnavailableError when the database cannot be reached.
    */
   static async open(config: MysqlConfig, options: ConversationStoreOptions = {}): Promise<MysqlConversationStore> {
-    return new MysqlConversationStore(await openDatabase(config, options), undefined, options.cipher);
+    return new MysqlConversationStore(await openDatabase(config, options), undefined, options.cipher, options.memory);
   }
 
   /** True when the database answers `SELECT 1` within `timeoutMs`. */

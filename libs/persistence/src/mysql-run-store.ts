@@ -68,8 +68,10 @@ export class MysqlRunStore implements RunStore {
     return rows.map(toRunRecord);
   }
 
-  async countActiveByTenant(tenantId: string): Promise<number> {
-    return this.repo.count({ where: { tenantId, status: In(ACTIVE) } });
+  async activeAmong(runIds: readonly string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const rows = await this.repo.find({ select: { runId: true }, where: { runId: In([...runIds]), status: In(ACTIVE) } });
+    return new Set(rows.map((r) => r.runId));
   }
 
   async listStale(before: Date, limit: number): Promise<RunRecord[]> {

@@ -38,7 +38,8 @@ export type DecideOutcome = { outcome: 'ok'; runId: string; sessionId: string } 
 
 /** HITL requests in Redis: the durable record behind every decision message. */
 export class HitlRequests {
-  constructor(private readonly redis: Redis, private readonly ttlSeconds: number) {
+  /** @param ttlSeconds How long an opened request is kept; only workers open requests, so only they pass it. */
+  constructor(private readonly redis: Redis, private readonly ttlSeconds?: number) {
     if (!(redis as unknown as { hitlDecide?: unknown }).hitlDecide) {
       redis.defineCommand('hitlDecide', { numberOfKeys: 1, lua: DECIDE_SCRIPT });
     }
@@ -48,8 +49,10 @@ export class HitlRequests {
    * Records a pending request. Idempotent: a request opened again (by the next worker of a run
    * whose worker died while asking) keeps its decision and the call it was first opened for.
    * @returns the request's status after opening: `pending`, or the decision already made.
+   * @throws Error when constructed without a TTL.
    */
   async open(record: Omit<HitlRecord, 'status' | 'message'>): Promise<HitlStatus> {
+    if (this.ttlSeconds === undefined) throw new Error('HitlRequests.open needs the TTL its constructor was not given');
     const key = redisKeys.hitlRequest(record.requestId);
     const multi = this.redis
       .multi()

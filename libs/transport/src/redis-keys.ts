@@ -13,6 +13,8 @@ export const redisKeys = {
   runSteps: (runId: string) => `da:run:{${runId}}:steps`,
   /** Intents of the run's tool calls with side effects, by call id and argument hash. */
   runCalls: (runId: string) => `da:run:{${runId}}:calls`,
+  /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */
+  tenantRuns: (tenantId: string) => `da:tenant:{${tenantId}}:runs`,
   sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,
   sessionChannel: (sessionId: string) => `da:events:${sessionId}`,
   controlChannel: 'da:control',

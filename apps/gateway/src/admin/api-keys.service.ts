@@ -6,6 +6,7 @@ import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { invalidFields } from '../common/validation.js';
 import { STORE } from '../infra/tokens.js';
+import { Quotas } from '../quotas/quotas.service.js';
 import { requireAdmin } from './require-admin.js';
 import type { ApiKeyQueryDto, CreateApiKeyDto } from './api-keys.dto.js';
 
@@ -19,9 +20,10 @@ export class ApiKeysService {
   constructor(
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly keys: ApiKeyService,
+    private readonly quotas: Quotas,
   ) {}
 
-  /** @throws ApiError 403 (not an admin, or an admin asking for another tenant or an operator key), 422 (an expiry not in the future). */
+  /** @throws ApiError 403 (not an admin, or an admin asking for another tenant or an operator key), 422 (an expiry not in the future), 429 `user_limit` (a new user past the tenant's max_users). */
   async create(caller: Caller, body: CreateApiKeyDto) {
     requireAdmin(caller);
     const operator = caller.role === 'operator';
@@ -29,10 +31,12 @@ export class ApiKeysService {
     if (!operator && body.role === 'operator') throw forbidden('Only an operator issues operator keys');
     const expiresAt = body.expires_at === undefined ? undefined : new Date(body.expires_at);
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw invalidFields({ expires_at: ['must be in the future'] });
+    const tenantId = body.tenant_id ?? caller.tenantId;
+    await this.quotas.admitUser(tenantId, body.user_id);
     const issued = issueApiKey();
     const record: ApiKeyRecord = {
       keyId: issued.keyId,
-      tenantId: body.tenant_id ?? caller.tenantId,
+      tenantId,
       userId: body.user_id,
       role: body.role,
       prefix: issued.prefix,

@@ -77,13 +77,24 @@ export class ChatService {
     }
     const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
-    await this.quotas.admitRun(caller);
+    const runId = randomUUID();
+    await this.quotas.admitRun(caller, runId);
+    try {
+      return await this.createRun(caller, request, assistantId, runId, span, requestId);
+    } catch (err) {
+      // Never queued: its slot of the tenant's concurrent runs is free again.
+      await this.quotas.releaseRun(caller, runId).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async createRun(caller: Caller, request: ChatRequestDto, assistantId: string, runId: string, span: Span, requestId?: string): Promise<SubmittedRun> {
+    const { server } = this.settings;
     await this.admit();
 
     if (!request.session_id) {
       await this.quotas.admitSession(caller);
       const sessionId = randomUUID();
-      const runId = randomUUID();
       // No foreign keys between these rows: write them side by side.
       await Promise.all([
         this.store.sessions.create({ sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) }),
@@ -105,7 +116,6 @@ export class ChatService {
         throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it, cancel it, or set DATAAGENT_MULTITASK', { run_id: active[0].runId });
       }
       if (active.length > 0 && mode === 'interrupt') await this.control.cancelSession(caller, sessionId);
-      const runId = randomUUID();
       await Promise.all([this.store.sessions.update(sessionId, { lastActiveAt: new Date() }), ...this.runRows(caller, sessionId, runId, assistantId, request.message)]);
       return { runId, afterRuns: active.length > 0 ? active.map((r) => r.runId) : undefined };
     });

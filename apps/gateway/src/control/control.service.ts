@@ -77,7 +77,10 @@ export class ControlService {
       const status = decided.outcome.replace('decided:', '');
       throw new ApiError(409, 'hitl_already_decided', `This request was already decided (${status})`, { request_id: requestId, status });
     }
-    if (decision === 'approve_all') await this.hitl.approveAll(decided.sessionId!, this.settings.server.sessionTimeoutSeconds);
+    if (decision === 'approve_all') {
+      const { hitlApproveAllSeconds, sessionTimeoutSeconds } = this.settings.server;
+      await this.hitl.approveAll(decided.sessionId!, Math.ceil(hitlApproveAllSeconds ?? sessionTimeoutSeconds));
+    }
     await this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: decided.runId! });
     return { request_id: requestId, decision, accepted: true };
   }

@@ -30,7 +30,7 @@ export class HealthController {
       uptime: Math.round((Date.now() - startedAt) / 1000),
       redis: redis ? 'up' : 'down',
       database: database ? 'up' : 'down',
-      session_store: this.settings.server.sessionStore,
+      session_store: this.settings.store.sessionStore,
     };
   }
 }

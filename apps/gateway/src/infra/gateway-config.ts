@@ -1,9 +1,10 @@
-import { McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StorageConfig, ToolsConfig } from '#core/config/settings.js';
+import { McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
 export interface GatewaySettings {
   server: ServerConfig;
+  store: StoreConfig;
   redis: RedisConfig;
   mysql: MysqlConfig;
   storage: StorageConfig;
@@ -13,10 +14,12 @@ export interface GatewaySettings {
   secrets: SecretsConfig;
   /** Its outbound allowlist decides which private addresses users' MCP servers may have. */
   tools: ToolsConfig;
+  /** Whether tenants have their own settings, and how long they are cached. */
+  tenancy: TenancyConfig;
   version: string;
 }
 
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
-  const classes = { server: ServerConfig, redis: RedisConfig, mysql: MysqlConfig, storage: StorageConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig };
+  const classes = { server: ServerConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, storage: StorageConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig };
   return { ...loadConfigs(classes, env, argv), version };
 }

@@ -2,6 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown 
 import type { Redis } from 'ioredis';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
+import { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createRedis, failFast } from '#transport/redis-connection.js';
 import { ControlBus } from '#transport/control-bus.js';
@@ -13,7 +14,7 @@ import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { OriginPolicy } from './origin-policy.js';
-import { REDIS, SETTINGS, STOP_TRACING, STORE, SUBSCRIBER } from './tokens.js';
+import { REDIS, SETTINGS, STOP_TRACING, STORE, SUBSCRIBER, TENANTS } from './tokens.js';
 
 /** Connections the gateway holds: Redis (commands, one subscriber for run and user events), the queue, the store. */
 @Global()
@@ -40,18 +41,20 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: SUBSCRIBER, useFactory: () => createRedis(redis.url, 'gateway-subscriber') },
         {
           provide: STORE,
-          useFactory: () => createConversationStore(settings.server.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }),
+          useFactory: () => createConversationStore(settings.store.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }),
         },
         { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },
         { provide: SessionEventRelay, inject: [SUBSCRIBER], useFactory: (s: Redis) => new SessionEventRelay(s) },
         { provide: RunQueue, inject: [REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
         { provide: ControlBus, inject: [REDIS], useFactory: (r: Redis) => new ControlBus(r) },
         { provide: UserEventBus, inject: [REDIS, SUBSCRIBER], useFactory: (r: Redis, s: Redis) => new UserEventBus(r, s) },
-        { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r, settings.server.hitlTimeoutSeconds + redis.runLogTtlSeconds) },
+        // Decides requests, never opens them: their lifetime is the workers' setting.
+        { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r) },
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
         { provide: SessionAdmission, inject: [REDIS], useFactory: (r: Redis) => new SessionAdmission(r) },
+        { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
       ],
-      exports: [SETTINGS, REDIS, STORE, RunEventLog, SessionEventRelay, RunQueue, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, TENANTS, RunEventLog, SessionEventRelay, RunQueue, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
     };
   }
 
@@ -61,6 +64,24 @@ export class InfraModule implements OnApplicationShutdown {
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }
+}
+
+/** Tenants' limits on this gateway: their own in multi-tenant mode, the environment's otherwise. */
+function gatewayTenants(settings: GatewaySettings, store: ConversationStore): TenantDirectory {
+  const { server, mcp, tenancy } = settings;
+  return new TenantDirectory(
+    tenancy.multiTenant ? store.tenants : null,
+    {
+      maxUsers: tenancy.maxUsersPerTenant,
+      maxSessionsPerUser: server.maxSessionsPerUser,
+      maxMcpServers: mcp.maxServersPerUser,
+      // Workspaces are the workers' business; the gateway never checks this one.
+      workspaceQuotaBytes: 0,
+      maxConcurrentRuns: server.maxConcurrentRunsPerTenant,
+      requestsPerMinute: server.requestsPerMinute,
+    },
+    { cacheMs: tenancy.tenantCacheSeconds * 1000 },
+  );
 }
 
 export function originPolicyFor(settings: GatewaySettings): OriginPolicy {

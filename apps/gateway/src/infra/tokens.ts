@@ -2,4 +2,6 @@ export const SETTINGS = Symbol('gateway-settings');
 export const REDIS = Symbol('redis');
 export const SUBSCRIBER = Symbol('redis-subscriber');
 export const STORE = Symbol('conversation-store');
+/** The TenantDirectory: each tenant's limits, cached briefly. */
+export const TENANTS = Symbol('tenants');
 export const STOP_TRACING = Symbol('stop-tracing');

@@ -14,6 +14,7 @@ import { ApiError } from '../common/api-error.js';
 import { invalidFields } from '../common/validation.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import { Quotas, tooMany } from '../quotas/quotas.service.js';
 import { McpReleases } from './mcp-releases.service.js';
 import { globalServerView, mcpCatalogView, mcpServerView } from './mcp-server.view.js';
 
@@ -27,16 +28,15 @@ const MAX_USER_ID_LENGTH = 128;
 @Injectable()
 export class McpServersService {
   private readonly policy: UserServerPolicy;
-  private readonly maxServers: number;
 
   constructor(
     @Inject(SETTINGS) settings: GatewaySettings,
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(REDIS) private readonly redis: Redis,
     private readonly releases: McpReleases,
+    private readonly quotas: Quotas,
   ) {
     this.policy = { stdioAllow: settings.mcp.stdioAllow, outbound: { allowlist: toAllowRules(settings.tools.outboundAllowlist) } };
-    this.maxServers = settings.mcp.maxServersPerUser;
   }
 
   /**
@@ -56,7 +56,7 @@ export class McpServersService {
       .filter(([name]) => !own.has(name))
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([name, status]) => globalServerView(name, status));
-    return { servers: servers.map((s) => mcpServerView(s, statuses.get(s.config.name))), global_servers: globalServers, max_servers: this.maxServers };
+    return { servers: servers.map((s) => mcpServerView(s, statuses.get(s.config.name))), global_servers: globalServers, max_servers: await this.quotas.maxMcpServers(owner.tenantId) };
   }
 
   /**
@@ -73,20 +73,19 @@ export class McpServersService {
     return mcpCatalogView(name, own ? 'user' : 'global', catalog);
   }
 
-  /** @throws ApiError 404, 403 (stdio not allowlisted), 409 (name taken), 422 (bad fields, over the limit, no secret key). */
+  /** @throws ApiError 404, 403 (stdio not allowlisted), 409 (name taken), 422 (bad fields, no secret key), 429 `mcp_server_limit` (the tenant's max_mcp_servers). */
   async create(caller: Caller, userId: string, body: unknown) {
     const owner = this.owner(caller, userId);
     const server = await this.admit(body);
     let created: UserMcpServer;
     try {
-      created = await this.store.mcpServers.create(owner.tenantId, owner.userId, server, { maxServers: this.maxServers });
+      created = await this.store.mcpServers.create(owner.tenantId, owner.userId, server, { maxServers: await this.quotas.maxMcpServers(owner.tenantId) });
     } catch (err) {
       if (err instanceof McpServerExistsError) {
         throw new ApiError(409, 'mcp_server_exists', `An MCP server named "${server.name}" exists already; PUT replaces it`, { server_name: server.name });
       }
       if (err instanceof McpServerLimitError) {
-        const message = `would be one more than the ${err.maxServers} MCP servers a user may have (DATAAGENT_MCP_MAX_SERVERS_PER_USER): delete one first`;
-        throw invalidFields({ name: [message] }, 'mcp_server_limit', { max_servers: err.maxServers });
+        throw tooMany('mcp_server_limit', `You have ${err.maxServers} MCP servers, the most a user may keep; delete one first`, 'mcp_servers_per_user', err.maxServers, 60);
       }
       throw storeError(err);
     }

@@ -3,74 +3,110 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
+import type { TenantDirectory } from '#core/tenants/tenant-directory.js';
+import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { ApiError } from '../common/api-error.js';
-import type { GatewaySettings } from '../infra/gateway-config.js';
-import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import { REDIS, STORE, TENANTS } from '../infra/tokens.js';
 
 /**
  * Per-key, per-user and per-tenant limits, shared by every gateway: requests per minute per
- * API key (rate-limiter-flexible's fixed window on Redis), sessions per user and runs going at
- * once per tenant (counted in the store). Over a limit the answer
- * is 429 with Retry-After and an error_code that names it. A limit of 0 is off.
+ * API key (rate-limiter-flexible's fixed window on Redis), runs going at once per tenant (slots
+ * in Redis taken atomically) and sessions per user (counted in the store). Each limit is the tenant's own in multi-tenant mode,
+ * the environment's otherwise. Over a limit the answer is 429 with Retry-After and an
+ * error_code that names it. A limit of 0 is off.
  */
 @Injectable()
 export class Quotas {
-  private readonly perMinute?: RateLimiterRedis;
-  private readonly maxSessionsPerUser: number;
-  private readonly maxRunsPerTenant: number;
+  /** One limiter per rate: a tenant's own requests_per_minute gets its own. */
+  private readonly limiters = new Map<number, RateLimiterRedis>();
+  private readonly runSlots: TenantRunSlots;
 
   constructor(
-    @Inject(SETTINGS) settings: GatewaySettings,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) private readonly redis: Redis,
     @Inject(STORE) private readonly store: ConversationStore,
+    @Inject(TENANTS) private readonly tenants: TenantDirectory,
   ) {
-    const { requestsPerMinute, maxSessionsPerUser } = settings.server;
-    if (requestsPerMinute > 0) this.perMinute = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'da:quota:rpm', points: requestsPerMinute, duration: 60 });
-    this.maxSessionsPerUser = maxSessionsPerUser;
-    this.maxRunsPerTenant = settings.server.maxConcurrentRunsPerTenant;
+    this.runSlots = new TenantRunSlots(redis);
   }
 
   /**
-   * Before a run is created: a tenant at its limit gets 429 rather than queueing ahead of other
-   * tenants. Gateways admitting at the same moment may let one or two more through.
-   * @throws ApiError 429 `tenant_run_limit` at DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT.
+   * Before a run is created, takes one of the tenant's run slots: a tenant at its limit gets 429
+   * rather than queueing ahead of other tenants, however many chats arrive at once on however
+   * many gateways. The worker gives the slot back when the run ends; {@link releaseRun} when the
+   * run is never queued. A tenant that looks full first has slots of runs that ended without
+   * giving theirs back pruned against the store.
+   * @throws ApiError 429 `tenant_run_limit` at the tenant's max_concurrent_runs.
    */
-  async admitRun(caller: Caller): Promise<void> {
-    if (this.maxRunsPerTenant <= 0) return;
-    const active = await this.store.runs.countActiveByTenant(caller.tenantId);
-    if (active < this.maxRunsPerTenant) return;
-    throw new ApiError(
-      429,
-      'tenant_run_limit',
-      `Your organisation has ${active} runs going, its most at once; retry when one ends`,
-      { limit: 'concurrent_runs_per_tenant', max: this.maxRunsPerTenant },
-      { 'Retry-After': '5' },
-    );
+  async admitRun(caller: Caller, runId: string): Promise<void> {
+    const max = (await this.tenants.policy(caller.tenantId)).limits.maxConcurrentRuns;
+    if (max <= 0) return;
+    let held = await this.runSlots.take(caller.tenantId, runId, max);
+    if (held !== null && (await this.runSlots.prune(caller.tenantId, Date.now() - SLOT_PRUNE_AFTER_MS, (ids) => this.store.runs.activeAmong(ids))) > 0) {
+      held = await this.runSlots.take(caller.tenantId, runId, max);
+    }
+    if (held === null) return;
+    throw tooMany('tenant_run_limit', `Your organisation has ${held} runs going, its most at once; retry when one ends`, 'concurrent_runs_per_tenant', max, 5);
   }
 
-  /** Counts one request of the caller's key. @throws ApiError 429 `rate_limited` past DATAAGENT_REQUESTS_PER_MINUTE. */
+  /** Gives back the slot {@link admitRun} took for a run that was never queued. */
+  async releaseRun(caller: Caller, runId: string): Promise<void> {
+    await this.runSlots.release(caller.tenantId, runId);
+  }
+
+  /** Counts one request of the caller's key. @throws ApiError 429 `rate_limited` past the tenant's requests_per_minute. */
   async countRequest(caller: Caller): Promise<void> {
-    if (!this.perMinute) return;
+    const points = (await this.tenants.policy(caller.tenantId)).limits.requestsPerMinute;
+    if (points <= 0) return;
     try {
-      await this.perMinute.consume(caller.keyId ?? `${caller.tenantId}/${caller.userId}`);
+      await this.limiter(points).consume(caller.keyId ?? `${caller.tenantId}/${caller.userId}`);
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw err;
       const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-      throw new ApiError(429, 'rate_limited', `More than ${this.perMinute.points} requests a minute with this API key; retry in ${retryAfter} s`, { limit: 'requests_per_minute', max: this.perMinute.points }, { 'Retry-After': String(retryAfter) });
+      throw tooMany('rate_limited', `More than ${points} requests a minute with this API key; retry in ${retryAfter} s`, 'requests_per_minute', points, retryAfter);
     }
   }
 
-  /** Before a new session. @throws ApiError 429 `session_limit` when the user has DATAAGENT_MAX_SESSIONS_PER_USER already. */
+  /** Before a new session. @throws ApiError 429 `session_limit` when the user has the tenant's max_sessions_per_user already. */
   async admitSession(caller: Caller): Promise<void> {
-    if (this.maxSessionsPerUser <= 0) return;
-    const existing = await this.store.sessions.listByUser(caller.tenantId, caller.userId, { limit: this.maxSessionsPerUser, offset: 0 });
-    if (existing.length < this.maxSessionsPerUser) return;
-    throw new ApiError(
-      429,
-      'session_limit',
-      `You have ${this.maxSessionsPerUser} sessions, the most a user may keep; delete one (or wait until one expires) to start another`,
-      { limit: 'sessions_per_user', max: this.maxSessionsPerUser },
-      { 'Retry-After': '60' },
-    );
+    const max = (await this.tenants.policy(caller.tenantId)).limits.maxSessionsPerUser;
+    if (max <= 0) return;
+    const existing = await this.store.sessions.listByUser(caller.tenantId, caller.userId, { limit: max, offset: 0 });
+    if (existing.length < max) return;
+    throw tooMany('session_limit', `You have ${max} sessions, the most a user may keep; delete one (or wait until one expires) to start another`, 'sessions_per_user', max, 60);
   }
+
+  /** How many MCP servers of their own a user of this tenant may keep. */
+  async maxMcpServers(tenantId: string): Promise<number> {
+    return (await this.tenants.policy(tenantId)).limits.maxMcpServers;
+  }
+
+  /**
+   * Before a key for `userId` is issued: a tenant at max_users gets no key for a new user.
+   * Counts distinct users with live (unrevoked, unexpired) issued keys.
+   * @throws ApiError 429 `user_limit`.
+   */
+  async admitUser(tenantId: string, userId: string): Promise<void> {
+    const max = (await this.tenants.policy(tenantId)).limits.maxUsers;
+    if (max <= 0) return;
+    const users = await this.store.apiKeys.liveUsers(tenantId, new Date());
+    if (users.includes(userId) || users.length < max) return;
+    throw tooMany('user_limit', `The organisation has ${users.length} users with keys, its most; revoke a user's keys first`, 'users_per_tenant', max, 60);
+  }
+
+  private limiter(points: number): RateLimiterRedis {
+    let limiter = this.limiters.get(points);
+    if (!limiter) {
+      limiter = new RateLimiterRedis({ storeClient: this.redis, keyPrefix: 'da:quota:rpm', points, duration: 60 });
+      this.limiters.set(points, limiter);
+    }
+    return limiter;
+  }
+}
+
+/** Slots younger than this are never pruned: their runs may not be stored yet. */
+const SLOT_PRUNE_AFTER_MS = 30_000;
+
+/** 429 naming the limit, its size and when to try again. */
+export function tooMany(code: string, message: string, limit: string, max: number, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, code, message, { limit, max }, { 'Retry-After': String(retryAfterSeconds) });
 }

@@ -7,7 +7,6 @@ import { SkillCatalog } from '#core/skills/skill-catalog.js';
 import { createSkillTools } from '#core/skills/skill-tools.js';
 import { SkillsMiddleware } from '#core/skills/skills-middleware.js';
 import { SkillsSandboxExecutor } from '#core/skills/skills-sandbox-executor.js';
-import { workspaceOptionsFromEnv } from '#core/workspace/workspace.js';
 import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { createChatModel } from '#llm/create-chat-model.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
@@ -18,10 +17,11 @@ import { buildBuiltinTools } from './builtin-tools.js';
  * tools and the skills found in DATAAGENT_SKILLS_DIR. Per-run parts (memory, HITL) are added
  * by the run runner.
  */
-export async function buildAgentFactory(settings: WorkerSettings, policy: ApprovalPolicy | undefined, warn: (msg: string) => void): Promise<AgentFactory> {
-  const { llm, worker, tools, storage } = settings;
+/** @param quotaFor A tenant's workspace quota in bytes (multi-tenant mode); default the configured one for all. */
+export async function buildAgentFactory(settings: WorkerSettings, policy: ApprovalPolicy | undefined, warn: (msg: string) => void, quotaFor?: (tenantId: string) => number): Promise<AgentFactory> {
+  const { llm, worker, tools, storage, workspace } = settings;
   const model = createChatModel(llm);
-  const workspaces = new WorkspaceRegistry(workspaceOptionsFromEnv());
+  const workspaces = new WorkspaceRegistry({ rootTemplate: workspace.rootTemplate, quotaBytes: workspace.quotaBytes }, quotaFor);
   const workspaceFor = workspaces.forCaller.bind(workspaces);
   const skills = await SkillCatalog.load(storage.skillsDir);
   for (const warning of skills.warnings) warn(warning);

@@ -1,6 +1,8 @@
 export const SETTINGS = Symbol('worker-settings');
 export const LOGGER = Symbol('logger');
 export const REDIS = Symbol('redis');
+/** The TenantDirectory: each tenant's feature switches and workspace quota, cached briefly. */
+export const TENANTS = Symbol('tenants');
 export const STORE = Symbol('conversation-store');
 export const MCP = Symbol('mcp-runtime');
 export const STOP_TRACING = Symbol('stop-tracing');

@@ -11,4 +11,16 @@ describe('loadWorkerSettings', () => {
     expect(load({ DATAAGENT_MULTI_TENANT: 'true' })).not.toThrow();
     expect(load({ DATAAGENT_WORKSPACE_ROOT: '/w/{user_id}' })).not.toThrow();
   });
+
+  it("reads its own settings, not the gateway's", () => {
+    const settings = loadWorkerSettings({ DATAAGENT_LLM_PROVIDER: 'offline', DATAAGENT_PORT: 'not a port', DATAAGENT_SESSION_STORE: 'memory', DATAAGENT_WORKSPACE_QUOTA: '2GB' }, []);
+    expect(settings.store.sessionStore).toBe('memory');
+    expect(settings.workspace.quotaBytes).toBe(2 * 1024 ** 3);
+    expect(settings).not.toHaveProperty('server');
+  });
+
+  it('names a bad workspace quota as a configuration error', () => {
+    expect(() => loadWorkerSettings({ DATAAGENT_LLM_PROVIDER: 'offline', DATAAGENT_WORKSPACE_QUOTA: 'a lot' }, [])).toThrow(ConfigError);
+    expect(() => loadWorkerSettings({ DATAAGENT_LLM_PROVIDER: 'offline', DATAAGENT_WORKSPACE_QUOTA: 'a lot' }, [])).toThrow(/DATAAGENT_WORKSPACE_QUOTA: .*must be a size: .*\(got "a lot"\)/);
+  });
 });

@@ -1,6 +1,5 @@
-import { LlmConfig, McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StorageConfig, TenancyConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import { LlmConfig, McpConfig, MysqlConfig, RedisConfig, SecretsConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig, WorkspaceConfig } from '#core/config/settings.js';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
-import { DEFAULT_WORKSPACE_ROOT, workspaceOptionsFromEnv } from '#core/workspace/workspace.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
@@ -16,20 +15,23 @@ export interface WorkerSettings {
   userMcp: McpConfig;
   /** Opens users' servers' secret values. */
   secrets: SecretsConfig;
-  sessionStore: 'mysql' | 'memory';
+  store: StoreConfig;
+  /** Users' folders: template, quota, archiving. */
+  workspace: WorkspaceConfig;
+  /** Whether tenants' feature switches and workspace quotas apply, and how long they are cached. */
+  tenancy: TenancyConfig;
 }
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
   const loaded = loadConfigs(
-    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, server: ServerConfig, tenancy: TenancyConfig },
+    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig },
     env,
     argv,
   );
-  const { server, tenancy, ...rest } = loaded;
   // Two tenants' users of one name would share a workspace.
-  const template = workspaceOptionsFromEnv(env).rootTemplate ?? DEFAULT_WORKSPACE_ROOT;
-  if (tenancy.multiTenant && !template.includes('{tenant_id}')) {
+  const template = loaded.workspace.rootTemplate;
+  if (loaded.tenancy.multiTenant && !template.includes('{tenant_id}')) {
     throw new ConfigError([`DATAAGENT_WORKSPACE_ROOT ${JSON.stringify(template)} must contain {tenant_id} when DATAAGENT_MULTI_TENANT=true`]);
   }
-  return { ...rest, sessionStore: server.sessionStore };
+  return loaded;
 }

@@ -5,6 +5,7 @@ import type { ConversationStore, RunRecord } from '#core/session/session-store.j
 import type { RunEventLog } from '#transport/run-event-log.js';
 import type { RunLedger } from '#transport/run-ledger.js';
 import type { RunQueue } from '#transport/run-queue.js';
+import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 
 /** Job states in which someone still owns the run: the reaper leaves those alone. */
 const ALIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
@@ -61,7 +62,9 @@ export class RunReaper {
       const done = events.findLast((e: EventDict) => e.event_type === 'done');
       const failed = events.some((e) => e.event_type === 'error' && e.recoverable === false);
       const status = done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
-      return store.runs.markFinished(run.runId, status, failed ? 'ended before its final write' : undefined);
+      const marked = await store.runs.markFinished(run.runId, status, failed ? 'ended before its final write' : undefined);
+      await this.releaseSlot(run);
+      return marked;
     }
     const epoch = await ledger.claim(run.runId);
     const ended = await log.append(new ErrorEvent(envelope, 'This turn stopped without finishing and was ended; send it again', false, 'run_lost').toDict(), epoch);
@@ -71,6 +74,12 @@ export class RunReaper {
     await store.events.appendBatch(run.runId, await log.range(run.runId, 0));
     const marked = await store.runs.markFinished(run.runId, 'failed', `no worker holds it (job ${state})`);
     logger.warn({ run_id: run.runId, job_state: state }, 'ended a run nobody held');
+    await this.releaseSlot(run);
     return marked;
+  }
+
+  /** Its tenant's concurrent-run slot (gateways would prune it later anyway). */
+  private async releaseSlot(run: RunRecord): Promise<void> {
+    await new TenantRunSlots(this.deps.redis).release(run.tenantId, run.runId).catch(() => undefined);
   }
 }

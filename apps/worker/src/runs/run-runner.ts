@@ -6,6 +6,8 @@ import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engi
 import type { HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/session/caller.js';
+import { applyFeatures } from '#core/tenants/feature-gate.js';
+import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
 import type { RunTraces } from '../tracing/run-traces.js';
 import type { ConversationStore, RunStatus } from '#core/session/session-store.js';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
@@ -13,6 +15,7 @@ import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
 import { isRedisUnavailable } from '#transport/redis-connection.js';
 import { RunFencedError, type RunLedger } from '#transport/run-ledger.js';
+import type { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import type { EventArchiver } from './event-archiver.js';
 import type { PendingWrites } from './pending-writes.js';
 import { loadHistory, toNewMessage } from './history.js';
@@ -35,6 +38,10 @@ export interface RunRunnerDeps {
   pendingWrites: PendingWrites;
   /** UTF-8 bytes of earlier conversation a run gets (DATAAGENT_HISTORY_MAX_BYTES). */
   historyMaxBytes: number;
+  /** Tenants' feature switches (multi-tenant mode); absent: everything is on. */
+  tenants?: TenantDirectory;
+  /** Tenants' concurrent-run slots: a run gives its slot back when it ends here. */
+  runSlots?: TenantRunSlots;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -101,6 +108,7 @@ export class RunRunner {
     const envelope = { sessionId: job.sessionId, runId: job.runId };
     if (await log.isSealed(job.runId)) {
       logger.info({ run_id: job.runId }, 'run already finished; skipping');
+      await this.deps.runSlots?.release(job.tenantId, job.runId).catch(() => undefined);
       return 'finished';
     }
     if (job.afterRuns?.length && !(await log.isCancelRequested(job.runId)) && !(await this.earlierRunsDone(job.afterRuns))) return 'deferred';
@@ -172,6 +180,7 @@ export class RunRunner {
       };
       const base = agents.get(job.assistantId);
       const hitl = this.deps.hitlFor?.(caller);
+      const features = await this.featuresOf(caller, job.runId);
       equipped = await provideRunTools(this.deps.toolProviders ?? [], {
         caller,
         runId: job.runId,
@@ -179,11 +188,15 @@ export class RunRunner {
         assistantId: job.assistantId,
         signal: controller.signal,
         ...(runTrace?.traceId ? { traceId: runTrace.traceId } : {}),
+        ...(features.allOn ? {} : { features }),
       });
       const executor = agents.create(job.assistantId, {
         // The run's own middleware first: what it decides about the tools (MCP injection) is in place before the tool prompt describes them.
         ...(base
-          ? { tools: [...base.tools, ...equipped.tools], middleware: [...(runTrace?.middleware ?? []), ...equipped.middleware, ...base.middleware], model: runTrace ? runTrace.model(base.model) : base.model }
+          ? {
+              ...applyFeatures([...base.tools, ...equipped.tools], [...(runTrace?.middleware ?? []), ...equipped.middleware, ...base.middleware], features),
+              model: runTrace ? runTrace.model(base.model) : base.model,
+            }
           : {}),
         ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
       });
@@ -226,9 +239,26 @@ export class RunRunner {
       this.active.delete(job.runId);
       await equipped?.release().catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not release the run's tools"));
       await archiver.flushRun(job.runId);
-      if (!handedOff()) await this.purgeIfSessionDeleted(job);
+      if (!handedOff()) {
+        await this.deps.runSlots?.release(job.tenantId, job.runId).catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
+        await this.purgeIfSessionDeleted(job);
+      }
     }
     return 'finished';
+  }
+
+  /**
+   * What the caller's tenant may use. Settings that cannot be read (the database is down and
+   * this worker never read them) switch everything optional off rather than on.
+   */
+  private async featuresOf(caller: Caller, runId: string): Promise<FeatureSwitch> {
+    if (!this.deps.tenants) return FeatureSwitch.ALL_ON;
+    try {
+      return (await this.deps.tenants.policy(caller.tenantId)).features;
+    } catch (err) {
+      this.deps.logger.warn({ run_id: runId, tenant_id: caller.tenantId, err }, "could not read the tenant's settings; the run gets no optional tools");
+      return FeatureSwitch.ALL_OFF;
+    }
   }
 
   /** A run cancelled before its first event: it ends with its done. */

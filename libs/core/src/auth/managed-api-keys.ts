@@ -30,6 +30,10 @@ export interface ApiKeyStore {
   revoke(keyId: string, at: Date): Promise<boolean>;
   /** Records a use (callers throttle it). */
   touch(keyId: string, at: Date): Promise<void>;
+  /** Users of the tenant holding a key neither revoked nor expired at `at` (its max_users). */
+  liveUsers(tenantId: string, at: Date): Promise<string[]>;
+  /** Revokes every live key of the tenant; returns their hashes (for caches to forget). */
+  revokeTenant(tenantId: string, at: Date): Promise<string[]>;
 }
 
 /** What every issued key starts with, so a leaked one is easy to spot (and scan for). */
@@ -81,5 +85,16 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   async touch(keyId: string, at: Date): Promise<void> {
     const found = this.byId.get(keyId);
     if (found) found.lastUsedAt = at;
+  }
+
+  async liveUsers(tenantId: string, at: Date): Promise<string[]> {
+    const live = [...this.byId.values()].filter((r) => r.tenantId === tenantId && !r.revokedAt && !(r.expiresAt && r.expiresAt <= at));
+    return [...new Set(live.map((r) => r.userId))];
+  }
+
+  async revokeTenant(tenantId: string, at: Date): Promise<string[]> {
+    const live = [...this.byId.values()].filter((r) => r.tenantId === tenantId && !r.revokedAt);
+    for (const r of live) r.revokedAt = at;
+    return live.map((r) => r.keyHash);
   }
 }

@@ -14,14 +14,14 @@ describe('loadConfig', () => {
   it('names every bad variable with what it must be, hiding secrets', () => {
     let error: ConfigError | undefined;
     try {
-      loadConfig(ServerConfig, { DATAAGENT_PORT: 'abc', DATAAGENT_SESSION_STORE: 'postgres', DATAAGENT_AUTH_DISABLED: 'maybe' }, []);
+      loadConfig(ServerConfig, { DATAAGENT_PORT: 'abc', DATAAGENT_MULTITASK: 'sometimes', DATAAGENT_AUTH_DISABLED: 'maybe' }, []);
     } catch (e) {
       error = e as ConfigError;
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect(error!.problems).toHaveLength(3);
     expect(error!.message).toMatch(/DATAAGENT_PORT: .*integer.*\(got "abc"\)/);
-    expect(error!.message).toMatch(/DATAAGENT_SESSION_STORE: .*mysql.*memory/);
+    expect(error!.message).toMatch(/DATAAGENT_MULTITASK: .*reject.*enqueue.*interrupt/);
     expect(error!.message).toMatch(/DATAAGENT_AUTH_DISABLED: must be true or false/);
     expect(() => loadConfig(ServerConfig, {}, ['--port', 'x'])).toThrow(/--port/);
     expect(() => loadConfig(LlmConfig, { OPENAI_BASE_URL: 'not a url', OPENAI_API_KEY: 'sk-secret' }, [])).toThrow(/OPENAI_BASE_URL/);

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { validateSync } from 'class-validator';
+import { parseByteSize } from './byte-size.js';
 
-type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'bytes';
 
 interface EnvBinding {
   property: string;
@@ -56,6 +57,8 @@ function coerce(raw: string, kind: Kind): unknown {
       return raw;
     case 'list':
       return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'bytes':
+      return parseByteSize(raw) ?? raw;
     default:
       return raw;
   }

@@ -1,5 +1,6 @@
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 import { DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
+import { DEFAULT_WORKSPACE_QUOTA_BYTES, DEFAULT_WORKSPACE_ROOT } from '../workspace/workspace.js';
 import { IsApiKeyList } from './api-key-spec.js';
 import { Env } from './env.js';
 import { IsOutboundAllowlist } from './outbound-allowlist.js';
@@ -57,9 +58,6 @@ export class ServerConfig {
   @Env('DATAAGENT_SESSION_TIMEOUT', 'int') @IsInt() @Min(1)
   sessionTimeoutSeconds = 3600;
 
-  @Env('DATAAGENT_SESSION_STORE') @IsIn(['mysql', 'memory'])
-  sessionStore: 'mysql' | 'memory' = 'mysql';
-
   @Env('DATAAGENT_MAX_MESSAGE_BYTES', 'int') @IsInt() @Min(1)
   maxMessageBytes = 64 * 1024;
 
@@ -71,9 +69,9 @@ export class ServerConfig {
   @Env('DATAAGENT_MULTITASK') @IsIn(['reject', 'enqueue', 'interrupt'])
   multitask: 'reject' | 'enqueue' | 'interrupt' = 'reject';
 
-  /** Seconds an approve_all lasts for a session. */
-  @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber() @Min(0.05)
-  hitlTimeoutSeconds = 300;
+  /** Seconds an approve_all lasts for its session; unset: DATAAGENT_SESSION_TIMEOUT (the rest of the session). */
+  @Env('DATAAGENT_HITL_APPROVE_ALL_SECONDS', 'number') @IsOptional() @IsNumber({}, { message: 'must be a number of seconds' }) @Min(1)
+  hitlApproveAllSeconds?: number;
 
   /** Seconds between WebSocket heartbeats; a client silent for two is closed. */
   @Env('DATAAGENT_WS_HEARTBEAT', 'number') @IsNumber() @Min(0.05)
@@ -85,6 +83,12 @@ export class ServerConfig {
 
   @Env('DATAAGENT_LOG_LEVEL') @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   logLevel = 'info';
+}
+
+/** Where sessions, history and runs are kept: read by the gateway and the workers alike. */
+export class StoreConfig {
+  @Env('DATAAGENT_SESSION_STORE') @IsIn(['mysql', 'memory'])
+  sessionStore: 'mysql' | 'memory' = 'mysql';
 }
 
 export class RedisConfig {
@@ -196,7 +200,7 @@ export class WorkerConfig {
   logLevel = 'info';
 }
 
-/** Built-in tools: outbound HTTP policy, shell, web search. Workspace settings: see workspaceOptionsFromEnv. */
+/** Built-in tools: outbound HTTP policy, shell, web search. Workspace settings: see WorkspaceConfig. */
 export class ToolsConfig {
   /**
    * Hosts, IPs, CIDRs or host:port that outbound tools, and users' remote MCP servers, may reach
@@ -220,14 +224,49 @@ export class ToolsConfig {
   toolResultMaxBytes = DEFAULT_TOOL_RESULT_MAX_BYTES;
 }
 
-/** Tenants: with several, every per-user path must name the tenant. */
+/**
+ * Tenants: with several, each has its own limits and feature switches (`tenants`, managed by
+ * operators), and every per-user path must name the tenant.
+ */
 export class TenancyConfig {
-  /** Several tenants share this deployment (Req 35.1): a workspace template without {tenant_id} is refused. */
+  /**
+   * Several tenants share this deployment (Req 35.1): tenants' own settings apply, and a
+   * workspace template without {tenant_id} is refused. Off: one default tenant, limits from the environment.
+   */
   @Env('DATAAGENT_MULTI_TENANT', 'bool') @IsBoolean({ message: 'must be true or false' })
   multiTenant = false;
+
+  /** Seconds a gateway or worker trusts what it read of a tenant's settings: a change applies everywhere within this. */
+  @Env('DATAAGENT_TENANT_CACHE_SECONDS', 'number') @IsNumber() @Min(0) @Max(300)
+  tenantCacheSeconds = 5;
+
+  /** Distinct users with live issued keys one tenant may have, for tenants without their own max_users; 0: no limit. */
+  @Env('DATAAGENT_MAX_USERS_PER_TENANT', 'int') @IsInt() @Min(0)
+  maxUsersPerTenant = 0;
 }
 
-/** Where per-user state lives on disk: memories under {storageRoot}/tenants/{tenant_id}/memories/{user_id}/{assistant_id}/. */
+/** Users' workspaces (seed 002, Req 33): where they live, what they may hold, when they are archived. */
+export class WorkspaceConfig {
+  /** `{tenant_id}` and `{user_id}` become sanitised ids; without `{user_id}` each user's folder goes below it. */
+  @Env('DATAAGENT_WORKSPACE_ROOT') @IsString() @MinLength(1)
+  rootTemplate = DEFAULT_WORKSPACE_ROOT;
+
+  @Env('DATAAGENT_WORKSPACE_QUOTA', 'bytes') @IsInt({ message: 'must be a size: bytes, or with a unit (500MB, 2GB, 1GiB)' }) @Min(1)
+  quotaBytes = DEFAULT_WORKSPACE_QUOTA_BYTES;
+
+  /** Days without a change after which a workspace folder is packed into `<folder>.tar.gz`; 0: never. */
+  @Env('DATAAGENT_WORKSPACE_ARCHIVE_DAYS', 'number') @IsNumber({}, { message: 'must be a number of days' }) @Min(0)
+  archiveDays = 30;
+
+  /** Seconds between archive sweeps; one worker sweeps at a time. */
+  @Env('DATAAGENT_WORKSPACE_ARCHIVE_INTERVAL_SECONDS', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.1)
+  archiveIntervalSeconds = 3600;
+}
+
+/**
+ * Long-term memory and skills. Notes live in the database; `storageRoot` is only where earlier
+ * versions kept them on disk (a worker moves them into the database when it starts).
+ */
 export class StorageConfig {
   @Env('DATAAGENT_STORAGE_ROOT') @IsString() @MinLength(1)
   storageRoot = '/data';

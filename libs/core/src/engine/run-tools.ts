@@ -1,4 +1,5 @@
 import type { Caller } from '../session/caller.js';
+import type { FeatureSwitch } from '../tenants/tenant-directory.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
 
@@ -12,6 +13,8 @@ export interface RunToolsRequest {
   signal: AbortSignal;
   /** The run's trace id (32 hex) when tracing is on, for records that should name it. */
   traceId?: string;
+  /** What the caller's tenant may use; absent: everything. A provider leaves out what is switched off. */
+  features?: FeatureSwitch;
 }
 
 /** Tools and middleware one provider adds to one run, and how to give back what it holds. */

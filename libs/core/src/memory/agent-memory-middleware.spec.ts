@@ -1,12 +1,9 @@
 import { jest } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { ModelCallState } from '../engine/agent-middleware.js';
 import type { Caller } from '../session/caller.js';
 import type { ToolContext } from '../tools/tool.js';
 import { memoryForCaller } from './agent-memory-middleware.js';
-import { FileMemoryStore } from './memory-store.js';
+import { MapMemoryStore } from './map-memory-store.js';
 
 const alice: Caller = { tenantId: 't', userId: 'alice', role: 'user' };
 const bob: Caller = { tenantId: 't', userId: 'bob', role: 'user' };
@@ -23,17 +20,11 @@ const state = (iteration: number): ModelCallState => ({
 });
 
 describe('AgentMemoryMiddleware', () => {
-  let root: string;
-  let store: FileMemoryStore;
+  let store: MapMemoryStore;
 
-  beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'memory-mw-'));
+  beforeEach(() => {
     let clock = Date.parse('2025-03-01T00:00:00Z');
-    store = new FileMemoryStore(root, { now: () => new Date((clock += 1000)) });
-  });
-
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
+    store = new MapMemoryStore(() => new Date((clock += 1000)));
   });
 
   it('puts only the caller\'s notes for the assistant into the system message, newest first', async () => {

@@ -1,7 +1,7 @@
 import type { AgentMiddleware, ModelCallState } from '../engine/agent-middleware.js';
 import type { Caller } from '../session/caller.js';
 import type { Tool, ToolResult } from '../tools/tool.js';
-import { MemoryNoteError, type FileMemoryStore, type MemoryNote } from './memory-store.js';
+import { MemoryNoteError, type MemoryNote, type MemoryStore } from './memory-store.js';
 import type { RunToolProvider } from '../engine/run-tools.js';
 
 export const REMEMBER_TOOL = 'remember';
@@ -30,7 +30,7 @@ export class AgentMemoryMiddleware implements AgentMiddleware {
   private notes?: Promise<MemoryNote[]>;
 
   constructor(
-    private readonly store: FileMemoryStore,
+    private readonly store: MemoryStore,
     options: AgentMemoryMiddlewareOptions,
   ) {
     this.caller = options.caller;
@@ -65,7 +65,7 @@ export function memorySection(notes: readonly MemoryNote[]): string {
 /**
  * The `remember` tool: stores a note for the calling user and `assistantId`.
  */
-export function createRememberTool(store: FileMemoryStore, assistantId: string): Tool {
+export function createRememberTool(store: MemoryStore, assistantId: string): Tool {
   return {
     name: REMEMBER_TOOL,
     description:
@@ -92,7 +92,7 @@ export function createRememberTool(store: FileMemoryStore, assistantId: string):
  * The memory middleware and `remember` tool for one run of `caller` with `assistantId`.
  */
 export function memoryForCaller(
-  store: FileMemoryStore,
+  store: MemoryStore,
   caller: MemoryCaller,
   assistantId: string,
   options: { recallLimit?: number } = {},
@@ -104,7 +104,7 @@ export function memoryForCaller(
 }
 
 /** Long-term memory as a per-run provider: the caller's notes in the prompt and the `remember` tool. */
-export function memoryToolProvider(store: FileMemoryStore, options: { recallLimit?: number } = {}): RunToolProvider {
+export function memoryToolProvider(store: MemoryStore, options: { recallLimit?: number } = {}): RunToolProvider {
   return async ({ caller, assistantId }) => {
     const { middleware, tool } = memoryForCaller(store, caller, assistantId, options);
     return { tools: [tool], middleware: [middleware], release: async () => {} };

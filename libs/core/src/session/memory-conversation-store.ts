@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDict } from '../events/execution-event.js';
 import { MemoryApiKeyStore } from '../auth/managed-api-keys.js';
+import { MemoryTenantStore } from '../tenants/tenant.js';
 import { MemoryMcpCatalogStore } from '../mcp/memory-mcp-catalog-store.js';
 import { MemoryMcpServerStore } from '../mcp/memory-mcp-server-store.js';
 import { MemoryToolBindingStore } from '../mcp/tool-bindings.js';
 import { MemoryToolCallAuditStore } from '../mcp/tool-call-audit.js';
+import { MapMemoryStore } from '../memory/map-memory-store.js';
+import type { MemoryStoreOptions } from '../memory/memory-store.js';
 import type { SecretCipher } from '../secrets/secret-cipher.js';
 import type {
   ConversationStore,
@@ -30,17 +33,24 @@ export class MemoryConversationStore implements ConversationStore {
   readonly mcpServers: MemoryMcpServerStore;
   readonly mcpCatalog: MemoryMcpCatalogStore;
   readonly toolBindings: MemoryToolBindingStore;
+  readonly memories: MapMemoryStore;
   readonly toolCalls = new MemoryToolCallAuditStore();
   readonly apiKeys = new MemoryApiKeyStore();
+  readonly tenants = new MemoryTenantStore();
 
-  /** @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused. */
+  /**
+   * @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused.
+   * @param memory Retention and note length of long-term memory.
+   */
   constructor(
     private readonly now: () => Date = () => new Date(),
     cipher?: SecretCipher,
+    memory: MemoryStoreOptions = {},
   ) {
     this.mcpServers = new MemoryMcpServerStore(now, cipher);
     this.mcpCatalog = new MemoryMcpCatalogStore(now);
     this.toolBindings = new MemoryToolBindingStore(now);
+    this.memories = new MapMemoryStore(now, memory);
   }
 
   readonly sessions: SessionStore = {
@@ -143,7 +153,7 @@ export class MemoryConversationStore implements ConversationStore {
       [...this.runMap.values()]
         .filter((r) => r.sessionId === sessionId && (r.status === 'queued' || r.status === 'running'))
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
-    countActiveByTenant: async (tenantId) => [...this.runMap.values()].filter((r) => r.tenantId === tenantId && (r.status === 'queued' || r.status === 'running')).length,
+    activeAmong: async (runIds) => new Set(runIds.filter((id) => ['queued', 'running'].includes(this.runMap.get(id)?.status ?? ''))),
     listStale: async (before, limit) =>
       [...this.runMap.values()]
         .filter((r) => (r.status === 'queued' || r.status === 'running') && r.createdAt.getTime() < before.getTime())

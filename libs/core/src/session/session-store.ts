@@ -1,5 +1,7 @@
 import type { ChatRole } from '../llm/chat-model.js';
 import type { ApiKeyStore } from '../auth/managed-api-keys.js';
+import type { MemoryStore } from '../memory/memory-store.js';
+import type { TenantStore } from '../tenants/tenant.js';
 import type { McpCatalogStore } from '../mcp/mcp-catalog-store.js';
 import type { McpServerStore } from '../mcp/mcp-server-store.js';
 import type { ToolBindingStore } from '../mcp/tool-bindings.js';
@@ -94,8 +96,8 @@ export interface RunStore {
   markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean>;
   /** Runs of a session that are queued or running, oldest first. */
   listActive(sessionId: string): Promise<RunRecord[]>;
-  /** How many runs of a tenant are queued or running (its concurrent-runs quota). */
-  countActiveByTenant(tenantId: string): Promise<number>;
+  /** Those of `runIds` still queued or running (slots of the concurrent-runs quota are checked against it). */
+  activeAmong(runIds: readonly string[]): Promise<Set<string>>;
   /**
    * Deletes a run's row, messages and archived events when its session no longer exists (the
    * session was deleted while the run still wrote). Returns whether it did.
@@ -132,6 +134,10 @@ export interface ConversationStore {
   toolCalls: ToolCallAuditStore;
   /** API keys issued through the API (`api_keys`): hashes only. */
   apiKeys: ApiKeyStore;
+  /** Tenants' limits and feature switches (`tenants`). */
+  tenants: TenantStore;
+  /** Users' long-term notes (`memories`), shared by every gateway and worker. */
+  memories: MemoryStore;
   /** True when the backing database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -11,7 +11,16 @@ import { READ_SKILL_TOOL, RUN_SKILL_TOOL } from './skill-tools.js';
 export class SkillsMiddleware implements AgentMiddleware {
   readonly name = 'skills';
 
-  constructor(private readonly catalog: SkillCatalog) {}
+  /** @param allowed Which skills the model is told of (a tenant's feature switches); default all. */
+  constructor(
+    private readonly catalog: SkillCatalog,
+    private readonly allowed: (name: string) => boolean = () => true,
+  ) {}
+
+  /** The same middleware telling only of the skills `allowed` accepts. */
+  only(allowed: (name: string) => boolean): SkillsMiddleware {
+    return new SkillsMiddleware(this.catalog, (name) => this.allowed(name) && allowed(name));
+  }
 
   beforeModel(state: ModelCallState): void {
     const section = this.section();
@@ -24,7 +33,7 @@ export class SkillsMiddleware implements AgentMiddleware {
 
   /** The prompt section, or an empty string when there are no skills. */
   section(): string {
-    const skills = this.catalog.list();
+    const skills = this.catalog.list().filter((s) => this.allowed(s.name));
     if (skills.length === 0) return '';
     return [
       '## Skills',

@@ -8,14 +8,20 @@ import { DEFAULT_WORKSPACE_ROOT, Workspace, workspaceRootFor, type WorkspaceOpti
 export class WorkspaceRegistry {
   private readonly workspaces = new Map<string, Workspace>();
 
-  constructor(private readonly options: WorkspaceOptions = {}) {}
+  /** @param quotaFor A tenant's own quota in bytes (asked at each write); default `options.quotaBytes` for everyone. */
+  constructor(
+    private readonly options: WorkspaceOptions = {},
+    private readonly quotaFor?: (tenantId: string) => number,
+  ) {}
 
   /** The workspace of the caller's user (and tenant, when the root template names it). */
   forCaller(caller: Pick<Caller, 'tenantId' | 'userId'>): Workspace {
     const root = workspaceRootFor(this.options.rootTemplate ?? DEFAULT_WORKSPACE_ROOT, caller.userId, caller.tenantId);
     let workspace = this.workspaces.get(root);
     if (!workspace) {
-      workspace = new Workspace(caller.userId, { ...this.options, tenantId: caller.tenantId });
+      const { quotaFor } = this;
+      const tenantId = caller.tenantId;
+      workspace = new Workspace(caller.userId, { ...this.options, tenantId, ...(quotaFor ? { quotaBytes: () => quotaFor(tenantId) } : {}) });
       this.workspaces.set(root, workspace);
     }
     return workspace;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseByteSize, sanitiseId, Workspace, workspaceOptionsFromEnv, workspaceRootFor } from './workspace.js';
+import { sanitiseId, Workspace, workspaceRootFor } from './workspace.js';
 import { WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
 import { WorkspaceRegistry } from './workspace-registry.js';
 
@@ -124,15 +124,6 @@ describe('workspace roots', () => {
     expect(sanitiseId('john.doe@example.com')).toBe('john.doe%40example.com');
     expect(sanitiseId('x'.repeat(500)).length).toBeLessThanOrEqual(128);
     expect(() => sanitiseId('')).toThrow(WorkspacePermissionError);
-  });
-
-  it('reads its settings from the environment', () => {
-    expect(workspaceOptionsFromEnv({ DATAAGENT_WORKSPACE_ROOT: '/w/{user_id}', DATAAGENT_WORKSPACE_QUOTA: '500MB' })).toEqual({ rootTemplate: '/w/{user_id}', quotaBytes: 500 * 1024 ** 2 });
-    expect(workspaceOptionsFromEnv({})).toEqual({});
-    expect(() => workspaceOptionsFromEnv({ DATAAGENT_WORKSPACE_QUOTA: 'lots' })).toThrow(/DATAAGENT_WORKSPACE_QUOTA/);
-    expect(parseByteSize('1GB')).toBe(1024 ** 3);
-    expect(parseByteSize('2048')).toBe(2048);
-    expect(parseByteSize('1.5 KiB')).toBe(1536);
   });
 
   it('hands out one shared Workspace per user', () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, realpath, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { restoreWorkspace } from './workspace-archive.js';
 import { WorkspaceError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
 
 export const DEFAULT_WORKSPACE_ROOT = '/data/workspaces/{tenant_id}/{user_id}';
@@ -11,34 +12,10 @@ export const WORKSPACE_SUBDIRS = ['files', 'uploads', 'outputs'] as const;
 export interface WorkspaceOptions {
   /** Root template; `{user_id}` (and `{tenant_id}`) become sanitised ids. Default {@link DEFAULT_WORKSPACE_ROOT}. */
   rootTemplate?: string;
-  /** Bytes the workspace may hold. Default 1 GiB. */
-  quotaBytes?: number;
+  /** Bytes the workspace may hold, or a function asked at each write (a tenant's quota may change). Default 1 GiB. */
+  quotaBytes?: number | (() => number);
   /** How long a walked usage figure is trusted before walking again (other writers: uploads, shell). Default 60 s. */
   usageTtlMs?: number;
-}
-
-/**
- * Reads `DATAAGENT_WORKSPACE_ROOT` and `DATAAGENT_WORKSPACE_QUOTA` (bytes, or with a unit:
- * `500MB`, `2GB`, `1GiB`).
- * @throws Error naming the variable when a value is unusable.
- */
-export function workspaceOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): WorkspaceOptions {
-  const options: WorkspaceOptions = {};
-  if (env.DATAAGENT_WORKSPACE_ROOT) options.rootTemplate = env.DATAAGENT_WORKSPACE_ROOT;
-  if (env.DATAAGENT_WORKSPACE_QUOTA) {
-    const bytes = parseByteSize(env.DATAAGENT_WORKSPACE_QUOTA);
-    if (bytes === null) throw new Error(`DATAAGENT_WORKSPACE_QUOTA: "${env.DATAAGENT_WORKSPACE_QUOTA}" is not a size (use bytes or e.g. 500MB, 1GB)`);
-    options.quotaBytes = bytes;
-  }
-  return options;
-}
-
-/** `1048576`, `512KB`, `1.5 GB`, `1GiB` → bytes (KB = 1024). Null when unreadable. */
-export function parseByteSize(text: string): number | null {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$/i.exec(text);
-  if (!m) return null;
-  const power = { b: 0, k: 1, m: 2, g: 3, t: 4 }[(m[2] ?? 'b')[0]!.toLowerCase() as 'b'];
-  return Math.floor(Number(m[1]) * 1024 ** power);
 }
 
 /**
@@ -62,6 +39,19 @@ export function workspaceRootFor(template: string, userId: string, tenantId?: st
   let root = template.includes('{user_id}') ? template.replaceAll('{user_id}', sanitiseId(userId)) : path.join(template, sanitiseId(userId));
   if (root.includes('{tenant_id}')) root = root.replaceAll('{tenant_id}', sanitiseId(tenantId ?? 'default'));
   return path.resolve(root);
+}
+
+/**
+ * Sets the folder's mtime to now: the archiver leaves a workspace in use alone, also one that is
+ * only read. @returns false when the folder is gone (archived since it was opened).
+ */
+async function markUsed(root: string): Promise<boolean> {
+  const now = new Date();
+  return utimes(root, now, now).then(
+    () => true,
+    // Not ours to touch (another owner): still usable, only not marked.
+    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+  );
 }
 
 const isInside = (root: string, p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
@@ -93,34 +83,54 @@ function decodings(userPath: string): string[] {
 export class Workspace {
   /** The workspace root as configured (absolute, not symlink-resolved). */
   readonly root: string;
-  readonly quotaBytes: number;
+  private readonly quota: () => number;
   private readonly usageTtlMs: number;
   private realRoot?: Promise<string>;
   private resolvedRoot?: string;
   private usageCache?: { bytes: number; at: number };
   private writeChain: Promise<unknown> = Promise.resolve();
 
+  /** Bytes the workspace may hold now. */
+  get quotaBytes(): number {
+    return this.quota();
+  }
+
   constructor(userId: string, options: WorkspaceOptions & { tenantId?: string } = {}) {
     this.root = workspaceRootFor(options.rootTemplate ?? DEFAULT_WORKSPACE_ROOT, userId, options.tenantId);
-    this.quotaBytes = options.quotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
+    const quota = options.quotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
+    this.quota = typeof quota === 'function' ? quota : () => quota;
     this.usageTtlMs = options.usageTtlMs ?? 60_000;
   }
 
   /**
-   * Creates the root and `files/`, `uploads/`, `outputs/` on first use.
+   * Creates the root and `files/`, `uploads/`, `outputs/` on first use, or unpacks the
+   * workspace's archive when it was archived; marks it used on every call.
    * @returns the root with symlinks resolved.
+   * @throws WorkspaceError `workspace_restore_failed` when its archive cannot be unpacked.
    */
-  ensure(): Promise<string> {
-    this.realRoot ??= (async () => {
-      await mkdir(this.root, { recursive: true, mode: 0o700 });
-      for (const dir of WORKSPACE_SUBDIRS) await mkdir(path.join(this.root, dir), { recursive: true, mode: 0o700 });
-      this.resolvedRoot = await realpath(this.root);
-      return this.resolvedRoot;
-    })().catch((err: unknown) => {
+  async ensure(): Promise<string> {
+    const opened = this.realRoot;
+    if (opened) {
+      const realRoot = await opened;
+      if (await markUsed(this.root)) return realRoot;
+      // Archived since this process opened it: open it again, from the archive.
+      if (this.realRoot === opened) this.realRoot = undefined;
+    }
+    this.realRoot ??= this.open().catch((err: unknown) => {
       this.realRoot = undefined;
       throw err;
     });
     return this.realRoot;
+  }
+
+  private async open(): Promise<string> {
+    await restoreWorkspace(this.root);
+    await mkdir(this.root, { recursive: true, mode: 0o700 });
+    for (const dir of WORKSPACE_SUBDIRS) await mkdir(path.join(this.root, dir), { recursive: true, mode: 0o700 });
+    await markUsed(this.root);
+    this.usageCache = undefined;
+    this.resolvedRoot = await realpath(this.root);
+    return this.resolvedRoot;
   }
 
   /**
@@ -223,7 +233,8 @@ export class Workspace {
   private async writeChecked(abs: string, data: Uint8Array, previousSize: number): Promise<void> {
     const used = await this.usage();
     const delta = data.byteLength - previousSize;
-    if (delta > 0 && used + delta > this.quotaBytes) throw new WorkspaceQuotaError(used, this.quotaBytes, delta);
+    const quotaBytes = this.quotaBytes;
+    if (delta > 0 && used + delta > quotaBytes) throw new WorkspaceQuotaError(used, quotaBytes, delta);
     await mkdir(path.dirname(abs), { recursive: true, mode: 0o700 });
     await writeFile(abs, data);
     if (this.usageCache) this.usageCache.bytes = Math.max(0, this.usageCache.bytes + delta);
