@@ -52,6 +52,10 @@ export interface FloodFigures {
 
 export interface LoadedFigures extends TenantBFigures {
   flood: FloodFigures;
+  /** From A's first chat to the last of its 500 answers (admitted or 429), ms. */
+  floodAnsweredMs: number;
+  /** B's chats went out together with A's burst, or once every one of A's chats was answered. */
+  timing: BTiming;
   /** This phase's B p99 over the unloaded B p99. */
   p99Ratio: number;
   met: boolean;
@@ -67,9 +71,14 @@ export interface FairnessFigures {
   tenantB: { batch: number; batches: number; gapMs: number; message: string };
   targetRatio: number;
   unloaded: TenantBFigures;
+  /** B sent while A's admitted runs stream and the rest were refused: the fairness the limit gives. */
   withLimit: LoadedFigures;
+  /** B sent at the same moment as A's 500: B's chats wait behind the burst in the gateway's event loop. */
+  withLimitBurst: LoadedFigures;
   withoutLimit: LoadedFigures;
 }
+
+type BTiming = 'with_burst' | 'after_answers';
 
 export interface FairnessOptions {
   /** Worker processes; the WORKER_SLOTS are shared out among them. */
@@ -101,11 +110,13 @@ export async function measureFairness(teardown: Teardown, options: FairnessOptio
     for (const url of [stack.gateway.url, unlimited.url]) await tenantBAlone(url);
     log('fairness: tenant B alone');
     const unloaded = await tenantBAlone(stack.gateway.url);
-    log(`fairness: tenant A floods ${FLOOD_RUNS} runs, tenant limit ${TENANT_RUN_LIMIT}`);
-    const withLimit = await underFlood(stack.gateway.url, unloaded, { awaitFloodEnd: true, log });
+    log(`fairness: tenant A floods ${FLOOD_RUNS} runs, tenant limit ${TENANT_RUN_LIMIT}; B after A's answers`);
+    const withLimit = await underFlood(stack.gateway.url, unloaded, { timing: 'after_answers', awaitFloodEnd: true, log });
+    log(`fairness: tenant A floods ${FLOOD_RUNS} runs, tenant limit ${TENANT_RUN_LIMIT}; B with the burst`);
+    const withLimitBurst = await underFlood(stack.gateway.url, unloaded, { timing: 'with_burst', awaitFloodEnd: true, log });
     log(`fairness: tenant A floods ${FLOOD_RUNS} runs, no tenant limit`);
     // Last: its queued runs are left to the stack's stop.
-    const withoutLimit = await underFlood(unlimited.url, unloaded, { awaitFloodEnd: false, log });
+    const withoutLimit = await underFlood(unlimited.url, unloaded, { timing: 'after_answers', awaitFloodEnd: false, log });
     return {
       workers: options.workers,
       workerSlots: Math.ceil(WORKER_SLOTS / options.workers) * options.workers,
@@ -117,6 +128,7 @@ export async function measureFairness(teardown: Teardown, options: FairnessOptio
       targetRatio: TARGET_RATIO,
       unloaded,
       withLimit,
+      withLimitBurst,
       withoutLimit,
     };
   } finally {
@@ -134,8 +146,11 @@ async function tenantBAlone(url: string): Promise<TenantBFigures> {
   }
 }
 
-/** A's flood, then B's batches at once; with `awaitFloodEnd`, returns only after A's admitted runs are done, so the next phase starts on free slots. */
-async function underFlood(url: string, unloaded: TenantBFigures, options: { awaitFloodEnd: boolean; log: (line: string) => void }): Promise<LoadedFigures> {
+/**
+ * A's flood, and B's batches with it or once A's chats are all answered; with `awaitFloodEnd`,
+ * returns only after A's admitted runs are done, so the next phase starts on free slots.
+ */
+async function underFlood(url: string, unloaded: TenantBFigures, options: { timing: BTiming; awaitFloodEnd: boolean; log: (line: string) => void }): Promise<LoadedFigures> {
   const sockets: Socket[] = [];
   try {
     const a = await connectMany(url, TENANT_A_KEY, FLOOD_RUNS / FLOOD_CHATS_PER_SOCKET);
@@ -143,14 +158,16 @@ async function underFlood(url: string, unloaded: TenantBFigures, options: { awai
     const b = await connectMany(url, TENANT_B_KEY, B_BATCH * B_BATCHES);
     sockets.push(...b);
     const floodDone = countDone(a);
-    const flooding = fireFlood(a);
+    const floodStarted = performance.now();
+    const flooding = fireFlood(a).then((figures) => ({ figures, answeredMs: performance.now() - floodStarted }));
+    if (options.timing === 'after_answers') await flooding;
     const tenantB = await sendTenantB(b);
-    const flood = await flooding;
+    const { figures: flood, answeredMs: floodAnsweredMs } = await flooding;
     if (options.awaitFloodEnd && !(await floodDone(flood.admitted, GIVE_UP_MS))) {
       options.log(`fairness: not all of A's ${flood.admitted} admitted runs ended within ${GIVE_UP_MS / 1000} s; going on`);
     }
     const p99Ratio = tenantB.runStarted.p99 / unloaded.runStarted.p99;
-    return { ...tenantB, flood, p99Ratio, met: p99Ratio <= TARGET_RATIO };
+    return { ...tenantB, flood, floodAnsweredMs, timing: options.timing, p99Ratio, met: p99Ratio <= TARGET_RATIO };
   } finally {
     for (const socket of sockets) socket.disconnect();
   }
@@ -251,19 +268,21 @@ export function formatFairness(f: FairnessFigures): string {
       Object.keys(b.failures).length > 0 ? `B failed: ${count(b.failures)}` : '',
       others.length > 0 ? `A otherwise refused: ${count(Object.fromEntries(others))}` : '',
     ].filter(Boolean);
-    return `  ${label.padEnd(30)} ${ms(b.runStarted.p50)} ${ms(b.runStarted.p99)} ${ms(b.runStarted.max)} | ${ratio.padEnd(16)} | ${flood}${notes.length > 0 ? `   (${notes.join('; ')})` : ''}`;
+    return `  ${label.padEnd(44)} ${ms(b.runStarted.p50)} ${ms(b.runStarted.p99)} ${ms(b.runStarted.max)} | ${ratio.padEnd(16)} | ${flood}${notes.length > 0 ? `   (${notes.join('; ')})` : ''}`;
   };
   return [
     `Fairness: tenant A fires ${f.floodRuns} chats of "${f.floodMessage}" (about 5 s each) as fast as it can over ${f.floodSockets} sockets, a session each; ` +
-      `tenant B sends ${f.tenantB.batches} batches of ${f.tenantB.batch} chats ("${f.tenantB.message}"), one batch every ${f.tenantB.gapMs} ms, right after. ` +
+      `tenant B sends ${f.tenantB.batches} batches of ${f.tenantB.batch} chats ("${f.tenantB.message}"), one batch every ${f.tenantB.gapMs} ms, ` +
+      `once A's chats are answered (while A's admitted runs stream) or together with A's burst. ` +
       `${f.workers} worker(s), ${f.workerSlots} slots in all; its own stack, two gateways on the same workers.`,
-    `                                   B request → run_started ms   | B p99 / unloaded |   A's ${f.floodRuns} chats`,
-    `                                       p50       p99       max   |   target ≤ ${f.targetRatio}×    | admitted  429 tenant_run_limit`,
+    `                                                 B request → run_started ms   | B p99 / unloaded |   A's ${f.floodRuns} chats`,
+    `                                                     p50       p99       max   |   target ≤ ${f.targetRatio}×    | admitted  429 tenant_run_limit`,
     row('B alone (unloaded)', f.unloaded),
-    row(`A flooding, limit ${f.tenantRunLimit} per tenant`, f.withLimit),
-    row('A flooding, no tenant limit', f.withoutLimit),
-    ...(f.withLimit.flood.admitted > f.tenantRunLimit
-      ? [`  (the limit admitted ${f.withLimit.flood.admitted} of A's runs, not ${f.tenantRunLimit}: chats admitted at the same moment each count the tenant's active runs before any of theirs is stored)`]
-      : []),
+    row(`A flooding, limit ${f.tenantRunLimit}, B after A's answers`, f.withLimit),
+    row(`A flooding, limit ${f.tenantRunLimit}, B with A's burst`, f.withLimitBurst),
+    row("A flooding, no limit, B after A's answers", f.withoutLimit),
+    `  A's ${f.floodRuns} chats were all answered in ${ms(f.withLimit.floodAnsweredMs).trim()} ms with the limit, ${ms(f.withoutLimit.floodAnsweredMs).trim()} ms without; ` +
+      `B's chats sent with the burst wait behind them in the gateway's event loop.`,
+    ...(f.withLimit.flood.admitted > f.tenantRunLimit ? [`  (the limit admitted ${f.withLimit.flood.admitted} of A's runs, not ${f.tenantRunLimit})`] : []),
   ].join('\n');
 }

@@ -1,4 +1,4 @@
-import { McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig } from '#core/config/settings.js';
+import { McpConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StoreConfig, TenancyConfig, ToolsConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
@@ -7,7 +7,6 @@ export interface GatewaySettings {
   store: StoreConfig;
   redis: RedisConfig;
   mysql: MysqlConfig;
-  storage: StorageConfig;
   /** Users' MCP servers: how many, which stdio commands. */
   mcp: McpConfig;
   /** The key their secret values are encrypted with. */
@@ -20,6 +19,6 @@ export interface GatewaySettings {
 }
 
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
-  const classes = { server: ServerConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, storage: StorageConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig };
+  const classes = { server: ServerConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig };
   return { ...loadConfigs(classes, env, argv), version };
 }
