@@ -176,10 +176,11 @@ describe('resumable streams, plain WebSocket and SSE', () => {
     expect(resumed.map((f) => JSON.parse(f.data))).toEqual(events.slice(3));
     const foreign = await fetch(`${system.url}/api/v1/runs/${runId}/events`, { headers: { 'x-api-key': OTHER_API_KEY } });
     expect(foreign.status).toBe(404);
-    // A client that already has the done gets an empty stream that ends, not one that hangs.
+    // A client that already has the done gets 204 No Content: nothing more will come.
     const last = frames.at(-1)!.id;
-    expect(await sseGet(`${system.url}/api/v1/runs/${runId}/events`, { 'x-api-key': TEST_API_KEY, 'last-event-id': last })).toEqual([]);
-    expect(await sseGet(`${system.url}/api/v1/runs/${runId}/events?after_seq=${events.length + 50}`, { 'x-api-key': TEST_API_KEY })).toEqual([]);
+    const after = await fetch(`${system.url}/api/v1/runs/${runId}/events`, { headers: { 'x-api-key': TEST_API_KEY, 'last-event-id': last } });
+    expect({ status: after.status, body: await after.text() }).toEqual({ status: 204, body: '' });
+    expect((await fetch(`${system.url}/api/v1/runs/${runId}/events?after_seq=${events.length + 50}`, { headers: { 'x-api-key': TEST_API_KEY } })).status).toBe(204);
   });
 });
 

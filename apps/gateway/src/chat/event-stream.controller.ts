@@ -59,7 +59,13 @@ export class EventStreamController implements OnApplicationShutdown {
       stop?.();
       res.end();
     };
+    // Headers go out with the first event, or once the replay is through: a run that had already
+    // ended at the position asked for answers 204, which tells an EventSource to stop reconnecting.
+    const startStream = () => {
+      if (!res.headersSent) res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    };
     const send = (name: string, id: string | null, body: unknown) => {
+      startStream();
       res.write(`${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(body)}\n\n`);
     };
     let lastSent = afterSeq;
@@ -82,12 +88,15 @@ export class EventStreamController implements OnApplicationShutdown {
         if (err instanceof ClientStalledError && !err.gone) dropSlow();
         throw err;
       });
+    const endedBefore = () => {
+      if (!res.headersSent) res.status(204);
+      end();
+    };
     this.open.add(end);
     // The response's close, not the request's: the request closes once its body is read.
     res.on('close', end);
-    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     try {
-      stop = await this.chat.follow(run, afterSeq, write, { ready, onEnded: end });
+      stop = await this.chat.follow(run, afterSeq, write, { ready, onEnded: endedBefore });
     } catch (err) {
       if (err instanceof ClientStalledError) return;
       this.open.delete(end);
@@ -98,7 +107,10 @@ export class EventStreamController implements OnApplicationShutdown {
       return;
     }
     if (ended) stop();
-    else res.flushHeaders();
+    else {
+      startStream();
+      res.flushHeaders();
+    }
   }
 }
 
