@@ -26,6 +26,8 @@ ENV NODE_ENV=production \
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# The web UI's static files (served at / from the repository layout, beside dist/).
+COPY --from=build --chown=node:node /app/apps/gateway/web ./apps/gateway/web
 USER node
 EXPOSE 8000
 ENTRYPOINT ["/usr/bin/tini", "--"]

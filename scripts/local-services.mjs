@@ -61,7 +61,6 @@ export function findExecutable(name) {
 
 /**
  * Installs redis-server and mariadb-server with apt-get when either server is missing.
- * Runs `apt-get update` and retries once when the first install fails. Uses sudo unless root.
  *
  * @param {{ log?: (line: string) => void }} [options] Where progress goes (stderr by default).
  * @returns {Promise<void>}
@@ -73,13 +72,31 @@ export async function ensureServerPackages({ log = (line) => process.stderr.writ
   if (!findExecutable('mariadbd') || !findExecutable('mariadb-install-db')) missing.push('mariadb-server');
   if (missing.length === 0) return;
 
+  aptInstall(missing, ['redis-server', 'mariadb-server'], log);
+  if (!findExecutable('redis-server') || !findExecutable('mariadbd')) {
+    throw new Error('apt-get finished but redis-server or mariadbd is still not on PATH or in /usr/sbin.');
+  }
+  log('[local-services] server packages installed');
+}
+
+/**
+ * Installs Debian packages with apt-get, without recommends. Runs `apt-get update` and retries
+ * once when the first install fails (a fresh machine's package lists may be empty or stale).
+ * Uses sudo unless root.
+ *
+ * @param {string[]} missing What is missing, named in progress lines and errors.
+ * @param {string[]} packages The Debian packages to install.
+ * @param {(line: string) => void} log Where progress goes.
+ * @throws {Error} When apt-get is unavailable, root is needed and sudo is absent, or the install fails.
+ */
+export function aptInstall(missing, packages, log) {
   const apt = findExecutable('apt-get');
   if (!apt) {
     throw new Error(`${missing.join(' and ')} not found and apt-get is unavailable: install them with your package manager.`);
   }
   const sudo = isRoot ? null : findExecutable('sudo');
   if (!isRoot && !sudo) {
-    throw new Error(`${missing.join(' and ')} not found; installing needs root: run \`apt-get install -y redis-server mariadb-server\` as root.`);
+    throw new Error(`${missing.join(' and ')} not found; installing needs root: run \`apt-get install -y ${packages.join(' ')}\` as root.`);
   }
   /** @param {string[]} args */
   const aptGet = (args) => {
@@ -91,18 +108,14 @@ export async function ensureServerPackages({ log = (line) => process.stderr.writ
     });
     return result.status === 0;
   };
-  const install = ['install', '-y', '--no-install-recommends', 'redis-server', 'mariadb-server'];
+  const install = ['install', '-y', '--no-install-recommends', ...packages];
 
   log(`[local-services] ${missing.join(' and ')} missing: installing from apt`);
   if (!aptGet(install)) {
     if (!aptGet(['update']) || !aptGet(install)) {
-      throw new Error(`apt-get install ${install.slice(2).join(' ')} failed; install the packages by hand and retry.`);
+      throw new Error(`apt-get install ${packages.join(' ')} failed; install the packages by hand and retry.`);
     }
   }
-  if (!findExecutable('redis-server') || !findExecutable('mariadbd')) {
-    throw new Error('apt-get finished but redis-server or mariadbd is still not on PATH or in /usr/sbin.');
-  }
-  log('[local-services] server packages installed');
 }
 
 /**

@@ -85,7 +85,7 @@ async function supervise() {
   // Imported here: they need node_modules and dist/, which the foreground has just made.
   const { ConfigError, flagName, loadConfig, parseFlags } = await import('#core/config/env.js');
   const settings = await import('#core/config/settings.js');
-  const { describeChatModel } = await import('#llm/create-chat-model.js');
+  const { describeChatModel, missingModelSettings } = await import('#llm/create-chat-model.js');
   const services = await import('./local-services.mjs');
 
   const argv = process.argv.slice(2);
@@ -143,6 +143,8 @@ async function supervise() {
   // Quick-start defaults: loopback only, port 8000, and no keys needed unless some are configured.
   if (!given('DATAAGENT_HOST')) env.DATAAGENT_HOST = '127.0.0.1';
   if (!given('DATAAGENT_PORT')) env.DATAAGENT_PORT = '8000';
+  // The worker's metrics port, like the gateway, on loopback only unless asked otherwise.
+  if (!given('DATAAGENT_METRICS_HOST')) env.DATAAGENT_METRICS_HOST = '127.0.0.1';
   const authDefaulted = !given('DATAAGENT_API_KEYS') && !given('DATAAGENT_AUTH_DISABLED');
   if (authDefaulted) env.DATAAGENT_AUTH_DISABLED = 'true';
   // Users' files (the file and shell tools) stay with the rest of the local data.
@@ -180,6 +182,8 @@ async function supervise() {
   const loaded = new Map(Object.values(settings).filter((v) => typeof v === 'function').map((ctor) => [ctor, load(ctor)]));
   const server = loaded.get(settings.ServerConfig);
   const llm = loaded.get(settings.LlmConfig);
+  // The worker would refuse them too, but only after the services had been started for nothing.
+  if (llm) problems.push(...missingModelSettings(llm));
   if (graceMs === null) problems.push(`DATAAGENT_STOP_GRACE_MS: must be a whole number of milliseconds (got ${JSON.stringify(env.DATAAGENT_STOP_GRACE_MS)})`);
   if (problems.length > 0) {
     complain(new ConfigError(problems).message);
@@ -266,7 +270,7 @@ async function supervise() {
   if (authDefaulted) {
     say('WARNING: authentication is off for this local quick start (DATAAGENT_AUTH_DISABLED=true); to require keys, set DATAAGENT_API_KEYS=key or key:tenant:user[:role] (comma-separated) and send X-API-Key.');
   }
-  say('try it:');
+  say(`Open ${url}/ in your browser to chat (the web UI${authDefaulted || server.authDisabled ? '' : ', with one of DATAAGENT_API_KEYS'}), or try the API:`);
   process.stdout.write(`  curl -s -X POST ${url}/api/v1/chat -H 'content-type: application/json'${keyHeader} -d '{"message":"hello"}'\n`);
   say('Ctrl-C stops everything.');
 }

@@ -80,9 +80,10 @@ describe('bad input gets a clear 4xx and nothing crashes', () => {
     expect({ status: deep.status, code: deep.body.error_code }).toEqual({ status: 400, code: 'too_deeply_nested' });
     const arrays = await post(`{"message":"hi","x":${'['.repeat(3_000)}${']'.repeat(3_000)}}`);
     expect(arrays.status).toBe(400);
-    const root = await fetch(`${system.url}/`);
-    expect(root.status).toBe(404);
-    expect(await root.json()).toMatchObject({ error_code: 'not_found' });
+    // `/` is the web UI; any other path outside the API answers the API's JSON 404.
+    const outside = await fetch(`${system.url}/nothing-here`);
+    expect(outside.status).toBe(404);
+    expect(await outside.json()).toMatchObject({ error_code: 'not_found' });
 
     const socket = await connectChat(system.url, TEST_API_KEY);
     try {

@@ -463,9 +463,13 @@ describe('fuzzing every entry point', () => {
       let body = bodyBytes(input.body);
       // Stored history stays as it was: a request that could change a user's own stored session
       // (a DELETE of it, a chat into it) is sent as the other user instead, and must fail.
+      // X-API-Key wins; without it, the first Authorization header's Bearer token (Node keeps only the first).
       const actingAs = (list: Array<[string, string]>) => {
+        const who = (key: string | undefined) => (key === ALICE ? 'alice' : key === BOB ? 'bob' : null);
         const k = list.filter(([n]) => n.toLowerCase() === 'x-api-key').map(([, v]) => v.replace(/^[ \t]+|[ \t]+$/g, ''));
-        return k.length === 1 ? (k[0] === ALICE ? 'alice' : k[0] === BOB ? 'bob' : null) : null;
+        if (k.length > 0) return k.length === 1 ? who(k[0]) : null;
+        const bearer = list.find(([n]) => n.toLowerCase() === 'authorization')?.[1];
+        return who(bearer ? /^Bearer\s+(\S+)\s*$/i.exec(bearer)?.[1] : undefined);
       };
       const sentText = `${target} ${body?.toString('latin1') ?? ''}`;
       const mutating = input.method === 'DELETE' || /^\/api\/v1\/chat(\/stream)?(\?|$)/.test(target);
@@ -519,7 +523,9 @@ describe('fuzzing every entry point', () => {
       const ok = res.status >= 200 && res.status < 300;
       const deleted = /^\/api\/v1\/sessions\/([A-Za-z0-9_-]+)\/?(\?|$)/.exec(target);
       if (ok && method === 'DELETE' && deleted) deletedSessions.add(deleted[1]);
-      if (ok && actsAs === null && method !== 'OPTIONS' && !/^\/api\/v1\/+health/i.test(target) && !target.startsWith('/socket.io/')) problems.push(`${where}: ${res.status} without a valid API key`);
+      // Public without a key: health, Socket.IO's own endpoint, the web UI's page and modules, the API docs, metrics.
+      const publicPath = /^\/api\/v1\/+health/i.test(target) || target.startsWith('/socket.io/') || /^\/(\?|$)|^\/(ui|docs)\/|^\/docs(\?|$)|^\/metrics(\?|$)/.test(target);
+      if (ok && actsAs === null && method !== 'OPTIONS' && !publicPath) problems.push(`${where}: ${res.status} without a valid API key`);
       // What the route acts on: its path, and for chats the body's session_id.
       const actedOn = `${target.split('?')[0]} ${isChat ? (body?.toString('latin1') ?? '') : ''}`;
       const aliceOwned = [...ids.aliceSessions, ...ids.aliceRuns, ...ids.scratch, ids.hitlRequest];
@@ -1040,6 +1046,13 @@ describe('fuzzing every entry point', () => {
         }
         if ((header(res, 'x-request-id') ?? header(res, 'content-type')) !== undefined && (!body || typeof body.error_code !== 'string')) problems.push(`${where}: ${res.status} without an error body`);
         if (want.kind === 'after' && want.k < log.length) problems.push(`${where}: refused (${res.status} ${body?.error_code}) a valid resume position`);
+        return problems;
+      }
+      // Nothing after the position of a finished run: 204, so an EventSource stops reconnecting.
+      if (res.status === 204) {
+        if (want.kind === 'refuse') return [...problems, `${where}: 204 for a run alice does not own or that does not exist`];
+        if (want.kind === 'after' && want.k < log.length) return [...problems, `${where}: 204 although events after ${want.k} exist`];
+        if (res.body.length > 0) return [...problems, `${where}: 204 with a body`];
         return problems;
       }
       if (res.status !== 200) return [`${where}: unexpected ${res.status}`];

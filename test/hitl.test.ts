@@ -30,6 +30,10 @@ describe('human in the loop', () => {
       const ack = await sendChat(socket, { message: write('files/approved.txt') });
       const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
       expect(request.action_request).toMatchObject({ name: 'write_file', args: { path: 'files/approved.txt' } });
+      // DATAAGENT_HITL_TIMEOUT (20 s) from the moment it was asked: what a client counts down.
+      const timeLeft = Date.parse(String(request.expires_at)) - Date.parse(request.timestamp);
+      expect(timeLeft).toBeGreaterThan(19_000);
+      expect(timeLeft).toBeLessThanOrEqual(20_000);
       expect(existsSync(fileOf('files/approved.txt'))).toBe(false);
 
       const foreign = await api(system.url, 'POST', `/hitl/${request.request_id}`, { apiKey: OTHER_API_KEY, body: { decision: 'approve' } });

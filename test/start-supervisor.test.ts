@@ -119,6 +119,8 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
     process.kill(proc.pid!, 'SIGTERM');
     await exited;
 
+    // The quick start points a newcomer at the web UI.
+    expect(output.join('\n')).toMatch(/Open http:\/\/127\.0\.0\.1:\d+\/ in your browser/);
     expect(output.join('\n')).toContain('stopping gateway and worker (killing after 1 s)...');
     expect(output.join('\n')).toContain('worker did not stop within 1 s; killed it');
     expect(tree.filter(alive)).toEqual([]);

@@ -20,6 +20,11 @@ export interface GatewayProcess extends AppProcess {
   port: number;
 }
 
+export interface WorkerProcess extends AppProcess {
+  /** Its metrics endpoint (`http://127.0.0.1:PORT/metrics`); undefined when metrics are off. */
+  metricsUrl?: string;
+}
+
 function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000) {
   const proc = spawn(process.execPath, [`${root}dist/${script}`], {
     env: { ...process.env, DATAAGENT_LOG_LEVEL: 'warn', ...env },
@@ -80,12 +85,14 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProce
   return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, url: String(info.url), port: Number(info.port) };
 }
 
-/** Starts a worker process and waits until it consumes the queue. */
-export async function startWorker(env: NodeJS.ProcessEnv): Promise<AppProcess> {
-  const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', ...env }, (line) => {
+/** Starts a worker process (its metrics on a free loopback port) and waits until it consumes the queue. */
+export async function startWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
+  const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env }, (line) => {
     const j = jsonLine(line);
     return j?.msg === 'worker ready' ? j : null;
   });
   await p.readyInfo;
-  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill };
+  // Printed before `worker ready`.
+  const metrics = p.output.map(jsonLine).find((j) => j?.msg === 'worker metrics listening');
+  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(metrics ? { metricsUrl: String(metrics.url) } : {}) };
 }

@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureServerPackages, startMariadb, startRedis } from '../../scripts/local-services.mjs';
+import { aptInstall, ensureServerPackages, findExecutable, startMariadb, startRedis } from '../../scripts/local-services.mjs';
 
 export const HANDLES_KEY = '__dataagentLocalServices';
 
 export default async function globalSetup() {
   await ensureServerPackages();
+  process.env.DATAAGENT_TEST_CHROMIUM = ensureChromium();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-test-'));
   const started = Date.now();
   const [redis, mariadb] = await Promise.allSettled([
@@ -47,4 +48,13 @@ export default async function globalSetup() {
     `\n[test harness] redis ${redis.value.url} (${redis.value.startedInMs} ms), ` +
       `mariadb 127.0.0.1:${db.port} (${db.startedInMs} ms), ready in ${Date.now() - started} ms\n`,
   );
+}
+
+/** Debian's Chromium, which the browser tests drive (test/support/browser.ts); installed when absent. */
+function ensureChromium() {
+  const log = (line) => process.stderr.write(`${line}\n`);
+  if (!findExecutable('chromium')) aptInstall(['chromium'], ['chromium'], log);
+  const executable = findExecutable('chromium');
+  if (!executable) throw new Error('apt-get finished but chromium is still not on PATH.');
+  return executable;
 }

@@ -470,7 +470,7 @@ function toolNameFor(messages: WireMessage[], callId: string | undefined): strin
 }
 
 /** Finds `[[tool:NAME {json}]]` directives; the JSON object may contain brackets and braces. */
-function parseToolDirectives(text: string): Array<{ name: string; arguments: Record<string, unknown> | string }> {
+export function parseToolDirectives(text: string): Array<{ name: string; arguments: Record<string, unknown> | string }> {
   const found: Array<{ name: string; arguments: Record<string, unknown> | string }> = [];
   const head = /\[\[\s*tool\s*:\s*([A-Za-z0-9_.:-]+)\s*/gi;
   let match: RegExpExecArray | null;

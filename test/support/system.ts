@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
 import { createTestDatabase, dropTestDatabase, mysqlEnv } from './databases.js';
-import { startGateway, startWorker, type AppProcess, type GatewayProcess } from './app-processes.js';
+import { startGateway, startWorker, type GatewayProcess, type WorkerProcess } from './app-processes.js';
 
 export const TEST_API_KEY = 'test-key-alice';
 export const OTHER_API_KEY = 'test-key-bob';
@@ -23,7 +23,7 @@ export interface SystemOptions {
  */
 export class TestSystem {
   gateway!: GatewayProcess;
-  workers: AppProcess[] = [];
+  workers: WorkerProcess[] = [];
   llm!: ScriptedLlmServer;
   env!: NodeJS.ProcessEnv;
   /** Storage root and workspaces of this system (a temporary folder). */
@@ -59,7 +59,7 @@ export class TestSystem {
     return this.gateway.url;
   }
 
-  async addWorker(env: NodeJS.ProcessEnv = {}): Promise<AppProcess> {
+  async addWorker(env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
     const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: `worker-${this.workers.length + 1}`, ...env });
     this.workers.push(worker);
     return worker;

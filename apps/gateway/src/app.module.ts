@@ -14,7 +14,7 @@ import { UserSockets } from './chat/user-sockets.js';
 import { WsChatServer } from './chat/ws-chat.server.js';
 import { ControlService } from './control/control.service.js';
 import { HitlController } from './control/hitl.controller.js';
-import { HealthController } from './health/health.controller.js';
+import { HEALTH_PATH, HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
 import { McpModule } from './mcp/mcp.module.js';
@@ -22,6 +22,8 @@ import { SessionAccess } from './sessions/session-access.service.js';
 import { SessionCleanup } from './sessions/session-cleanup.service.js';
 import { SessionsController } from './sessions/sessions.controller.js';
 import { MemoryController } from './users/memory.controller.js';
+import { MeController } from './users/me.controller.js';
+import { OpenAiCompatController } from './openai-compat/openai-compat.controller.js';
 
 @Module({})
 export class AppModule {
@@ -46,11 +48,12 @@ export class AppModule {
             },
             customProps: (req) => ({ request_id: req.id }),
             redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-            autoLogging: { ignore: (req) => req.url === '/api/v1/health' },
+            // Probes every few seconds would drown the request log.
+            autoLogging: { ignore: (req) => HEALTH_PATH.test(req.url ?? '') },
           },
         }),
       ],
-      controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController, MemoryController],
+      controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
-import { ValidationPipe } from '@nestjs/common';
+import { RequestMethod, ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
@@ -12,9 +12,15 @@ import { validationError } from './common/validation.js';
 import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
 import { OriginPolicy } from './infra/origin-policy.js';
 import type { ApiError } from './common/api-error.js';
+import { Metrics } from '#telemetry/metrics.js';
 import { startTracing } from '#telemetry/tracing.js';
 import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
+import { instrumentHttp } from './metrics/http-metrics.js';
+import { serveWebUi } from './web/web-ui.js';
+import { serveApiDocs } from './docs/api-docs.js';
+import { serveQueueBoard } from './admin/queue-board.js';
+import { HEALTH_PATH } from './health/health.controller.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -37,6 +43,8 @@ async function main(): Promise<void> {
   // A failure nobody awaited (a Redis error reply, a client gone mid-write) must not take every
   // connection of this gateway down with it.
   process.on('unhandledRejection', (err) => app.get(Logger).error({ err }, 'unhandled rejection'));
+  // First of all: every request is counted, and /metrics answers outside the API's checks.
+  instrumentHttp(app, app.get(Metrics), settings.metrics);
   app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
   // Validation walks bodies recursively: bound their depth and drop prototype keys first.
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -51,7 +59,8 @@ async function main(): Promise<void> {
   const origins = app.get(OriginPolicy);
   // Before CORS and routing: a page from a foreign origin (or a rebound DNS name) gets nothing.
   app.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.path === '/api/v1/health') return next();
+    // Probes come from the node (Host: the pod's IP), not from a browser.
+    if (HEALTH_PATH.test(req.path)) return next();
     try {
       origins.check(req.headers);
       next();
@@ -61,7 +70,12 @@ async function main(): Promise<void> {
     }
   });
   app.enableCors(origins.corsOptions());
-  app.setGlobalPrefix('api/v1');
+  // The demo UI at `/`, behind the same Host/Origin check as the API.
+  serveWebUi(app);
+  // The OpenAI-compatible API lives where OpenAI clients look for it: /v1.
+  app.setGlobalPrefix('api/v1', { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }] });
+  serveApiDocs(app, version);
+  if (settings.server.bullBoard) serveQueueBoard(app, settings.tenancy.multiTenant);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));
   app.useGlobalFilters(new ApiExceptionFilter());
   app.useWebSocketAdapter(new ConfiguredIoAdapter(app, settings, origins));

@@ -4,7 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { ConfigError } from '#core/config/env.js';
 import { startTracing } from '#telemetry/tracing.js';
+import { serveHealth } from './health/health-server.js';
 import { loadWorkerSettings } from './infra/worker-config.js';
+import { RunProcessor } from './runs/run.processor.js';
 import { WorkerModule } from './worker.module.js';
 
 async function main(): Promise<void> {
@@ -26,6 +28,12 @@ async function main(): Promise<void> {
   const stopTracing = startTracing('dataagent-worker');
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger, stopTracing), { logger: ['error', 'warn'] });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  if (settings.worker.healthPort !== undefined) {
+    const processor = app.get(RunProcessor);
+    const port = await serveHealth({ host: '0.0.0.0', port: settings.worker.healthPort, ready: () => processor.ready() });
+    // One machine-readable line, whatever the log level, so scripts and tests find the port (0 picks a free one).
+    console.log(JSON.stringify({ msg: 'worker health listening', port }));
+  }
   logger.info('worker ready');
 }
 

@@ -6,6 +6,8 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createChatModel } from '#llm/create-chat-model.js';
+import { Metrics } from '#telemetry/metrics.js';
+import { AssistantModels } from '#transport/assistant-models.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
@@ -19,6 +21,8 @@ import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
 import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS } from './infra/tokens.js';
 import { createMcpRuntime, type McpRuntime } from './mcp/mcp-runtime.js';
+import { MetricsEndpoint } from './metrics/metrics-endpoint.js';
+import { RunMetrics } from './metrics/run-metrics.js';
 import type { WorkerSettings } from './infra/worker-config.js';
 import { EventArchiver } from './runs/event-archiver.js';
 import { PendingWrites } from './runs/pending-writes.js';
@@ -41,10 +45,14 @@ export class WorkerModule implements OnApplicationShutdown {
   /** @param stopTracing Flushes and stops the trace exporter; null when tracing is off. */
   static forRoot(settings: WorkerSettings, logger: Logger, stopTracing: (() => Promise<void>) | null = null): DynamicModule {
     const traces = new RunTraces(stopTracing !== null);
+    // Recorded whether or not they are served (DATAAGENT_METRICS_ENABLED): recording costs a counter's add.
+    const metrics = new Metrics();
+    const runMetrics = new RunMetrics(metrics);
     return {
       module: WorkerModule,
       providers: [
         { provide: STOP_TRACING, useValue: stopTracing },
+        { provide: Metrics, useValue: metrics },
         { provide: SETTINGS, useValue: settings },
         { provide: LOGGER, useValue: logger },
         // Commands wait out a short Redis blip, then fail: a run whose writes fail is handed back
@@ -97,7 +105,10 @@ export class WorkerModule implements OnApplicationShutdown {
               toolCalls: store.toolCalls,
               textTools: settings.worker.toolPrompt,
               ...(settings.mcp.intentClassifier ? { classifierModel: createChatModel(settings.llm) } : {}),
-              onAudit: (record) => traces.mcpCall(record),
+              onAudit: (record) => {
+                traces.mcpCall(record);
+                runMetrics.mcpCall(record);
+              },
               // Its own connection: a subscribed Redis connection takes no other commands.
               releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),
               workerId: settings.worker.workerId!,
@@ -122,19 +133,23 @@ export class WorkerModule implements OnApplicationShutdown {
           ) => {
             // An in-process store forgets at exit: notes stay on disk until a database keeps them.
             if (settings.store.sessionStore === 'mysql') await importDiskMemories(settings.storage.storageRoot, store.memories, logger);
+            // A run reads its tenant's settings as it starts, so the quota is known by its first write.
+            const agents = await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg), (tenantId) => tenants.peek(tenantId).limits.workspaceQuotaBytes);
+            // GET /agents shows these: the gateway holds no LLM setting of its own.
+            await new AssistantModels(redis, settings.redis.queueName).announce(new Map(agents.list().map((agent) => [agent.id, agent.model.id])));
             return new RunRunner({
               store,
               log,
               ledger,
               archiver,
               pendingWrites,
-              // A run reads its tenant's settings as it starts, so the quota is known by its first write.
-              agents: await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg), (tenantId) => tenants.peek(tenantId).limits.workspaceQuotaBytes),
+              agents,
               workerId: settings.worker.workerId!,
               historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
               toolProviders: [memoryToolProvider(store.memories), mcp.provider],
               traces,
+              metrics: runMetrics,
               tenants,
               runSlots: new TenantRunSlots(redis),
               logger,
@@ -143,6 +158,7 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         RunProcessor,
         WorkspaceArchiveScheduler,
+        MetricsEndpoint,
       ],
     };
   }

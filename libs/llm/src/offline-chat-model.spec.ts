@@ -21,7 +21,7 @@ describe('OfflineChatModel', () => {
     expect(chunks.filter((c) => c.type === 'text').length).toBeGreaterThan(3);
     expect(text).toMatch(/DataAgent's offline model/);
     expect(text).toContain('What were sales in March?');
-    for (const variable of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'DATAAGENT_MODEL']) expect(text).toContain(variable);
+    for (const variable of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'DATAAGENT_MODEL']) expect(text).toContain(variable);
     expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
   });
 

@@ -69,6 +69,7 @@ function answer(userText: string | undefined, tools: ToolSpec[]): string {
     'No language model is configured, so I can only acknowledge messages, not think about them. To get real answers, set:',
     '- OPENAI_API_KEY: your OpenAI API key;',
     '- OPENAI_BASE_URL: the address of any OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp), e.g. http://127.0.0.1:11434/v1; no key needed then;',
+    '- ANTHROPIC_API_KEY: your Anthropic API key, with DATAAGENT_MODEL=claude-… (or anthropic:claude-…);',
     '- DATAAGENT_MODEL: the model to use (default gpt-4o-mini).',
     'Then restart the workers.',
   );

@@ -207,6 +207,13 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
     expect(JSON.stringify(error)).not.toContain(SECRET);
   });
 
+  it('makes a rate limit (429) a recoverable error, and a refused request not', async () => {
+    const limited = await collect(model().stream({ messages: user('[[error:429]]'), tools: [], signal: new AbortController().signal })).catch((e: unknown) => e);
+    expect(limited).toMatchObject({ name: 'LlmRequestError', status: 429, recoverable: true });
+    const refused = await collect(model().stream({ messages: user('[[error:400]]'), tools: [], signal: new AbortController().signal })).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: 'LlmRequestError', status: 400, recoverable: false });
+  });
+
   it('surfaces an error event sent mid-stream', async () => {
     server.setScript(() => [{ text: 'partial ' }, { httpError: 503, message: 'overloaded' }]);
     const seen: ModelChunk[] = [];

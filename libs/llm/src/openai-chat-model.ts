@@ -7,7 +7,9 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage, ChatModel, ModelChunk, ModelRequest, ToolCallRequest, ToolSpec } from '#core/llm/chat-model.js';
+import { LlmRequestError, retryAfterSeconds } from '#core/llm/llm-request-error.js';
 import { wireToolName } from '#core/tools/tool-names.js';
+import { abortError, describeCause } from './stream-failures.js';
 
 /** Sent as the bearer token to servers that need none (Ollama, vLLM, llama.cpp, LM Studio). */
 export const PLACEHOLDER_API_KEY = 'not-needed';
@@ -24,19 +26,6 @@ export interface OpenAIChatModelOptions {
   timeoutMs?: number;
   /** Retries of failed requests before the stream starts (429, 5xx, connection errors). Default 2. */
   maxRetries?: number;
-}
-
-/** A failed LLM request; the message says what to check and never contains the API key. */
-export class LlmRequestError extends Error {
-  override readonly name = 'LlmRequestError';
-
-  constructor(
-    message: string,
-    /** HTTP status, when the server answered. */
-    readonly status?: number,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -164,7 +153,7 @@ export class OpenAIChatModel implements ChatModel {
         : status === 429 ? ' Rate limited or out of quota.'
         : '';
       const what = status ? `answered ${err.message}` : `reported an error mid-stream: ${err.message}`;
-      return new LlmRequestError(this.redact(`LLM request to ${where} failed: the server ${what}.${hint}`), status);
+      return new LlmRequestError(this.redact(`LLM request to ${where} failed: the server ${what}.${hint}`), status, retryAfterSeconds(err.headers));
     }
     return new LlmRequestError(this.redact(`LLM stream from ${where} broke off: ${describeCause(err) || 'unknown error'}`));
   }
@@ -288,19 +277,6 @@ function wireArguments(args: Record<string, unknown>): string {
 function toWireTool(tool: ToolSpec): ChatCompletionTool {
   const parameters = Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} };
   return { type: 'function', function: { name: wireToolName(tool.name), description: tool.description, parameters } };
-}
-
-/** "fetch failed (ECONNREFUSED)": the message and the low-level cause's code, whatever realm made them. */
-function describeCause(err: unknown): string {
-  if (typeof err !== 'object' || err === null) return err === undefined ? '' : String(err);
-  const { message, cause } = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
-  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
-  const text = typeof message === 'string' && message !== '' && message !== '{}' ? message : '';
-  return [text, detail && `(${detail})`].filter(Boolean).join(' ');
-}
-
-function abortError(): Error {
-  return new DOMException('The LLM request was aborted', 'AbortError');
 }
 
 /** Scheme, host and path only: no credentials or query that might carry a key. */

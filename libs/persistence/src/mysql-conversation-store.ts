@@ -85,6 +85,18 @@ export class MysqlConversationStore implements ConversationStore {
     }
   }
 
+  /**
+   * The connection pool now: connections open, idle among them, and queries waiting for one.
+   * Read from mysql2's pool internals (it has no public counts); null when they are not there.
+   */
+  poolStats(): { open: number; idle: number; waiting: number } | null {
+    if (!this.dataSource.isInitialized) return null;
+    const pool = (this.dataSource.driver as { pool?: Record<string, { length?: unknown } | undefined> }).pool;
+    const [open, idle, waiting] = ['_allConnections', '_freeConnections', '_connectionQueue'].map((key) => pool?.[key]?.length);
+    if (typeof open !== 'number' || typeof idle !== 'number' || typeof waiting !== 'number') return null;
+    return { open, idle, waiting };
+  }
+
   async close(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }

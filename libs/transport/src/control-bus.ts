@@ -3,7 +3,8 @@ import { redisKeys } from './redis-keys.js';
 
 /** Messages from gateways to whichever worker holds a run. */
 export type ControlMessage =
-  | { type: 'cancel'; run_id: string }
+  /** `requested_at`: when the gateway took the cancel (epoch ms), for the cancel latency. */
+  | { type: 'cancel'; run_id: string; requested_at?: number }
   | { type: 'hitl_decision'; request_id: string; run_id: string };
 
 /**

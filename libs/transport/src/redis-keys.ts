@@ -33,4 +33,6 @@ export const redisKeys = {
   userEventsChannel: 'da:user-events',
   /** Tells workers to close MCP connections: JSON {tenant_id, user_id, server_name?, reason}. */
   mcpReleaseChannel: 'da:mcp:release',
+  /** The model each assistant runs on, as the workers of a queue last announced: a hash of assistant id → model id. */
+  assistantModels: (queueName: string) => `da:queue:{${queueName}}:assistant-models`,
 } as const;

@@ -1,4 +1,4 @@
-import { Queue, Worker, type ConnectionOptions, type Job, type KeepJobs } from 'bullmq';
+import { MetricsTime, Queue, Worker, type ConnectionOptions, type Job, type KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 /** The payload of a run job. The job's id is the run id. */
@@ -21,6 +21,11 @@ export interface RunJobData {
    * it starts once each has its done, so its events never interleave with theirs.
    */
   afterRuns?: string[];
+  /**
+   * Who decides calls that need approval: absent, the person (hitl_request); `refuse`, nobody
+   * can be asked (the OpenAI-compatible API) so the model is told; `approve`, all run.
+   */
+  approvals?: 'refuse' | 'approve';
 }
 
 export const RUN_JOB_NAME = 'run';
@@ -128,6 +133,8 @@ export function createRunConsumer(
     maxStalledCount: 5,
     removeOnComplete: retention.completed,
     removeOnFail: retention.failed,
+    // Completed and failed totals for the queue's Prometheus export (bullmq_job_completed_total), with a week of per-minute counts.
+    metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
   });
 }
 

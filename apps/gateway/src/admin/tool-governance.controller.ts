@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Caller } from '#core/session/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { CreateToolBindingDto, ToolCallQueryDto } from './tool-governance.dto.js';
@@ -12,22 +13,26 @@ export class ToolGovernanceController {
   /** Binds tools to an assistant or an API key: from then on they get only the tools their bindings list. */
   @Post('tool-bindings')
   @HttpCode(201)
+  @ApiOperation({ summary: 'Bind MCP tools to an assistant or an API key (admins)' })
   createBinding(@CurrentCaller() caller: Caller, @Body() body: CreateToolBindingDto) {
     return this.governance.createBinding(caller, body);
   }
 
   @Get('tool-bindings')
+  @ApiOperation({ summary: "The tenant's tool bindings (admins)" })
   listBindings(@CurrentCaller() caller: Caller) {
     return this.governance.listBindings(caller);
   }
 
   @Delete('tool-bindings/:bindingId')
+  @ApiOperation({ summary: 'Delete a tool binding (admins)' })
   deleteBinding(@CurrentCaller() caller: Caller, @Param('bindingId') bindingId: string) {
     return this.governance.deleteBinding(caller, bindingId);
   }
 
   /** `?session_id=&tool_name=&status=&limit=&offset=`, newest first. */
   @Get('tool-calls')
+  @ApiOperation({ summary: 'The MCP tool call audit, newest first (admins)' })
   listCalls(@CurrentCaller() caller: Caller, @Query() query: ToolCallQueryDto) {
     return this.governance.listCalls(caller, query);
   }

@@ -1,11 +1,24 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
+import type { Redis } from 'ioredis';
 import { BUILTIN_ASSISTANTS } from '#core/engine/assistant-catalog.js';
+import { AssistantModels } from '#transport/assistant-models.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { REDIS, SETTINGS } from '../infra/tokens.js';
 
 @Controller('agents')
 export class AgentsController {
-  /** The assistants a chat may name as assistant_id. */
+  private readonly models: AssistantModels;
+
+  constructor(@Inject(REDIS) redis: Redis, @Inject(SETTINGS) settings: GatewaySettings) {
+    this.models = new AssistantModels(redis, settings.redis.queueName);
+  }
+
+  /** The assistants a chat may name as assistant_id, each with the model the workers run it on (null before a worker has started). */
   @Get()
-  list() {
-    return { agents: BUILTIN_ASSISTANTS.map(({ id, name, description }) => ({ assistant_id: id, name, description })) };
+  @ApiOperation({ summary: 'The assistants a chat may name as assistant_id, with the model each runs on' })
+  async list() {
+    const models = await this.models.read();
+    return { agents: BUILTIN_ASSISTANTS.map(({ id, name, description }) => ({ assistant_id: id, name, description, model: models.get(id) ?? null })) };
   }
 }

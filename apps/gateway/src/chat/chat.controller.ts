@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Caller } from '#core/session/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
@@ -13,6 +14,7 @@ export class ChatController {
   /** Runs one chat turn and answers when it is done: {session_id, run_id, events}. */
   @Post()
   @HttpCode(200)
+  @ApiOperation({ summary: 'Run one chat turn and answer when it is done: {session_id, run_id, events}' })
   send(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request) {
     return this.chat.chatAndWait(caller, body, String(req.id ?? ''));
   }
@@ -20,6 +22,7 @@ export class ChatController {
   /** Stops the session's active run: {cancelled: true, run_ids} or {cancelled: false, reason}. */
   @Post(':sessionId/cancel')
   @HttpCode(200)
+  @ApiOperation({ summary: "Stop the session's active run" })
   cancel(@CurrentCaller() caller: Caller, @Param('sessionId') sessionId: string) {
     return this.control.cancelSession(caller, sessionId);
   }

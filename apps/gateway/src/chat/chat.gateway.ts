@@ -2,6 +2,7 @@ import { Inject, Logger } from '@nestjs/common';
 import { ConnectedSocket, MessageBody, type OnGatewayConnection, type OnGatewayDisconnect, type OnGatewayInit, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import type { Namespace, Socket } from 'socket.io';
 import type { Caller } from '#core/session/caller.js';
+import { Metrics } from '#telemetry/metrics.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { toApiError } from '../common/api-exception.filter.js';
@@ -31,6 +32,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
     private readonly keys: ApiKeyService,
     private readonly userSockets: UserSockets,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
+    private readonly metrics: Metrics,
   ) {}
 
   afterInit(namespace: Namespace): void {
@@ -54,6 +56,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
 
   handleConnection(socket: Socket): void {
     const data = socket.data as SocketData;
+    this.metrics.openSockets.labels('socketio').inc();
     const queued = queuedBytes(socket);
     const { clientBufferMaxBytes, clientMessagesPerSecond } = this.settings.server;
     data.connection = new ChatConnection(
@@ -85,6 +88,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
 
   handleDisconnect(socket: Socket): void {
     const data = socket.data as SocketData;
+    this.metrics.openSockets.labels('socketio').dec();
     data.leaveUserEvents?.();
     data.connection?.close();
   }

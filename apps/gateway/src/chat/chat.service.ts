@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunQueuedEvent, type EventDict } from '#core/events/execution-event.js';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
 import type { Caller } from '#core/session/caller.js';
+import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { endWithError, ROOT_CONTEXT, SpanKind, startSpan, traceparentOf, type Span } from '#telemetry/tracing.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { followEvents, type FollowListener, type FollowOptions } from '#transport/run-event-stream.js';
@@ -26,6 +27,16 @@ export interface SubmittedRun {
   runId: string;
 }
 
+/** How a chat arrives other than as one message of a DataAgent session (the OpenAI-compatible API). */
+export interface SubmitOptions {
+  /** For a new session: its id (the client chose it) instead of a generated one. */
+  newSessionId?: string;
+  /** For a new session: the conversation before this message, stored ahead of it (oldest first). */
+  history?: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+  /** Who decides calls that need approval (RunJobData.approvals); absent, the person. */
+  approvals?: 'refuse' | 'approve';
+}
+
 /**
  * The gateway's side of a run: admit it, store the user's message, enqueue it, and
  * follow its events. It never calls a model or a tool.
@@ -44,6 +55,7 @@ export class ChatService {
     private readonly control: ControlService,
     private readonly admission: SessionAdmission,
     private readonly quotas: Quotas,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Counts a socket message against the caller's key (REST requests are counted by the guard). @throws ApiError 429. */
@@ -55,11 +67,11 @@ export class ChatService {
    * Admits and enqueues a chat turn.
    * @throws ApiError 404 (unknown session or assistant), 409 (a run is active), 413, 503.
    */
-  async submit(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<SubmittedRun> {
+  async submit(caller: Caller, request: ChatRequestDto, requestId?: string, options: SubmitOptions = {}): Promise<SubmittedRun> {
     // The trace of the run starts here; the worker continues it from the job's traceparent.
     const span = startSpan('chat.submit', ROOT_CONTEXT, { 'dataagent.tenant_id': caller.tenantId, 'dataagent.user_id': caller.userId }, SpanKind.PRODUCER);
     try {
-      const submitted = await this.submitRun(caller, request, span, requestId);
+      const submitted = await this.submitRun(caller, request, span, requestId, options);
       span.setAttributes({ 'dataagent.session_id': submitted.sessionId, 'dataagent.run_id': submitted.runId });
       span.end();
       return submitted;
@@ -69,7 +81,7 @@ export class ChatService {
     }
   }
 
-  private async submitRun(caller: Caller, request: ChatRequestDto, span: Span, requestId?: string): Promise<SubmittedRun> {
+  private async submitRun(caller: Caller, request: ChatRequestDto, span: Span, requestId: string | undefined, options: SubmitOptions): Promise<SubmittedRun> {
     const { server } = this.settings;
     const bytes = Buffer.byteLength(request.message, 'utf8');
     if (bytes > server.maxMessageBytes) {
@@ -80,7 +92,7 @@ export class ChatService {
     const runId = randomUUID();
     await this.quotas.admitRun(caller, runId);
     try {
-      return await this.createRun(caller, request, assistantId, runId, span, requestId);
+      return await this.createRun(caller, request, assistantId, runId, span, requestId, options);
     } catch (err) {
       // Never queued: its slot of the tenant's concurrent runs is free again.
       await this.quotas.releaseRun(caller, runId).catch(() => undefined);
@@ -88,19 +100,19 @@ export class ChatService {
     }
   }
 
-  private async createRun(caller: Caller, request: ChatRequestDto, assistantId: string, runId: string, span: Span, requestId?: string): Promise<SubmittedRun> {
+  private async createRun(caller: Caller, request: ChatRequestDto, assistantId: string, runId: string, span: Span, requestId: string | undefined, options: SubmitOptions): Promise<SubmittedRun> {
     const { server } = this.settings;
     await this.admit();
 
     if (!request.session_id) {
       await this.quotas.admitSession(caller);
-      const sessionId = randomUUID();
+      const sessionId = options.newSessionId ?? randomUUID();
       // No foreign keys between these rows: write them side by side.
       await Promise.all([
         this.store.sessions.create({ sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) }),
-        ...this.runRows(caller, sessionId, runId, assistantId, request.message),
+        ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history),
       ]);
-      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId);
+      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, undefined, options.approvals);
     }
 
     const sessionId = request.session_id;
@@ -123,14 +135,17 @@ export class ChatService {
       if (mode === 'reject') throw new ApiError(409, 'run_in_progress', 'Another message of this session is being started; wait for its run, or set DATAAGENT_MULTITASK', {});
       throw new ApiError(503, 'session_busy', 'Too many messages for this session at once; retry shortly', {}, { 'Retry-After': '1' });
     }
-    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, admitted.afterRuns);
+    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, admitted.afterRuns, options.approvals);
   }
 
-  /** The run's row and the user's message. */
-  private runRows(caller: Caller, sessionId: string, runId: string, assistantId: string, message: string): Promise<unknown>[] {
+  /** The run's row and the user's message, after the earlier conversation a new session brings (one append keeps their order). */
+  private runRows(caller: Caller, sessionId: string, runId: string, assistantId: string, message: string, history: SubmitOptions['history'] = []): Promise<unknown>[] {
     return [
       this.store.runs.create({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId }),
-      this.store.messages.append([{ sessionId, runId, role: 'user', content: message, metadata: {} }]),
+      this.store.messages.append([
+        ...history.map((m) => ({ sessionId, runId: null, role: m.role, content: m.content, metadata: {} })),
+        { sessionId, runId, role: 'user' as const, content: message, metadata: {} },
+      ]),
     ];
   }
 
@@ -138,15 +153,16 @@ export class ChatService {
    * Announces and queues a run whose rows are written. A run that cannot be queued is ended
    * failed at once, or its session would answer 409 forever.
    */
-  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId?: string, afterRuns?: string[]): Promise<SubmittedRun> {
+  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId?: string, afterRuns?: string[], approvals?: SubmitOptions['approvals']): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
     try {
       await this.log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, apiKeyId: caller.keyId, message, requestId, enqueuedAt: Date.now(), afterRuns, traceparent: traceparentOf(span) });
+      await this.queue.enqueue({ runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, apiKeyId: caller.keyId, message, requestId, enqueuedAt: Date.now(), afterRuns, traceparent: traceparentOf(span), ...(approvals ? { approvals } : {}) });
     } catch (err) {
       await this.store.runs.markFinished(runId, 'failed', 'The run could not be queued').catch(() => undefined);
       throw err;
     }
+    this.metrics.runsQueued.inc();
     return { sessionId, runId };
   }
 
@@ -178,7 +194,12 @@ export class ChatService {
       this.relay,
       this.log,
       { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ...pacing },
-      onEvent,
+      (event, live) => {
+        onEvent(event, live);
+        // Replayed events are old by design: only live ones say how fast events reach clients.
+        const at = live ? Date.parse(event.timestamp) : NaN;
+        if (Number.isFinite(at)) this.metrics.eventDelivery.observe(secondsSince(at));
+      },
     );
   }
 

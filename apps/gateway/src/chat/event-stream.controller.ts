@@ -1,7 +1,9 @@
-import { Body, Controller, Get, Headers, Inject, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
+import { Metrics } from '#telemetry/metrics.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -17,7 +19,11 @@ export class EventStreamController implements OnApplicationShutdown {
   /** Open streams, ended on shutdown so the gateway can stop; clients resume elsewhere by Last-Event-ID. */
   private readonly open = new Set<() => void>();
 
-  constructor(private readonly chat: ChatService, @Inject(SETTINGS) private readonly settings: GatewaySettings) {}
+  constructor(
+    private readonly chat: ChatService,
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+    private readonly metrics: Metrics,
+  ) {}
 
   onApplicationShutdown(): void {
     for (const end of [...this.open]) end();
@@ -25,6 +31,9 @@ export class EventStreamController implements OnApplicationShutdown {
 
   /** Runs one chat turn and streams its events as text/event-stream until done. */
   @Post('chat/stream')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Run one chat turn and stream its events as Server-Sent Events until done' })
+  @ApiProduces('text/event-stream')
   async stream(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const run = await this.chat.submit(caller, body, String(req.id ?? ''));
     await this.pipe(run, 0, res);
@@ -32,6 +41,10 @@ export class EventStreamController implements OnApplicationShutdown {
 
   /** Replays a run's events after Last-Event-ID (or ?after_seq), then streams live ones until done. */
   @Get('runs/:runId/events')
+  @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there" })
+  @ApiProduces('text/event-stream')
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: '`<run_id>:<seq>` of the last event received' })
+  @ApiQuery({ name: 'after_seq', required: false, type: Number, description: 'The last seq received, for clients that cannot send Last-Event-ID' })
   async resume(
     @CurrentCaller() caller: Caller,
     @Param('runId') runId: string,
@@ -52,10 +65,11 @@ export class EventStreamController implements OnApplicationShutdown {
     const limit = this.settings.server.clientBufferMaxBytes;
     let stop: (() => void) | undefined;
     let ended = false;
+    const sockets = this.metrics.openSockets.labels('sse');
     const end = () => {
       if (ended) return;
       ended = true;
-      this.open.delete(end);
+      if (this.open.delete(end)) sockets.dec();
       stop?.();
       res.end();
     };
@@ -93,13 +107,14 @@ export class EventStreamController implements OnApplicationShutdown {
       end();
     };
     this.open.add(end);
+    sockets.inc();
     // The response's close, not the request's: the request closes once its body is read.
     res.on('close', end);
     try {
       stop = await this.chat.follow(run, afterSeq, write, { ready, onEnded: endedBefore });
     } catch (err) {
       if (err instanceof ClientStalledError) return;
-      this.open.delete(end);
+      if (this.open.delete(end)) sockets.dec();
       ended = true;
       if (!res.headersSent) throw err;
       send('error', null, gatewayErrorEvent(run, 'stream_failed', 'The event stream failed; resume with Last-Event-ID'));

@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { HttpAdapterHost } from '@nestjs/core';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Caller } from '#core/session/caller.js';
+import { Metrics } from '#telemetry/metrics.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { toApiError } from '../common/api-exception.filter.js';
@@ -51,6 +52,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly control: ControlService,
     private readonly origins: OriginPolicy,
     private readonly userSockets: UserSockets,
+    private readonly metrics: Metrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -157,7 +159,13 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       send(event);
       connection.checkBuffer(null, 0);
     });
+    const sockets = this.metrics.openSockets.labels('ws');
+    sockets.inc();
+    let open = true;
+    // Both `close` and `error` end a socket; it is counted out once.
     const closed = () => {
+      if (open) sockets.dec();
+      open = false;
       leaveUserEvents();
       connection.close();
     };

@@ -6,6 +6,7 @@ import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
+import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
@@ -34,6 +35,7 @@ export class ControlService {
     private readonly queue: RunQueue,
     private readonly bus: ControlBus,
     private readonly hitl: HitlRequests,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -52,17 +54,26 @@ export class ControlService {
     return { session_id: sessionId, cancelled: true, run_ids: cancelled };
   }
 
+  /** Cancels a run this gateway started for a client that has gone away (ownership is known). Returns false when it had finished. */
+  cancelStarted(run: { runId: string; sessionId: string }): Promise<boolean> {
+    return this.cancelRun(run.runId, run.sessionId);
+  }
+
   /** Returns false when the run had already finished. */
   private async cancelRun(runId: string, sessionId: string): Promise<boolean> {
+    const requestedAt = Date.now();
     if (!(await this.log.requestCancel(runId))) return false;
     if (await this.queue.removeWaiting(runId)) {
       await this.store.runs.markFinished(runId, 'cancelled', 'cancelled while queued');
       await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
       // No worker saw this run: archive its short log here.
       await this.store.events.appendBatch(runId, await this.log.range(runId, 0));
+      this.metrics.runsFinished.labels('cancelled').inc();
+      this.metrics.cancelLatency.labels('queued').observe(secondsSince(requestedAt));
       return true;
     }
-    await this.bus.publish({ type: 'cancel', run_id: runId });
+    // The worker times the cancel from here to the run's done.
+    await this.bus.publish({ type: 'cancel', run_id: runId, requested_at: requestedAt });
     return true;
   }
 

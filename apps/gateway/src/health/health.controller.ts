@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { ApiOperation, ApiServiceUnavailableResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ConversationStore } from '#core/session/session-store.js';
@@ -9,6 +10,9 @@ import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 
 const startedAt = Date.now();
 
+/** The probes' paths (status, liveness, readiness): served to any Host and left out of the request log. */
+export const HEALTH_PATH = /^\/api\/v1\/health(?:\/live|\/ready)?$/;
+
 @Controller('health')
 export class HealthController {
   constructor(
@@ -17,11 +21,13 @@ export class HealthController {
     @Inject(STORE) private readonly store: ConversationStore,
   ) {}
 
-  /** Liveness and dependencies: 200 when Redis and the database answer, 503 otherwise. */
+  /** Version, uptime and dependencies: 200 when Redis and the database answer, 503 otherwise. */
   @Public()
   @Get()
+  @ApiOperation({ summary: 'Status: version, uptime, Redis and the database' })
+  @ApiServiceUnavailableResponse({ description: 'Redis or the database is down: `status: "degraded"`' })
   async check(@Res({ passthrough: true }) res: Response) {
-    const [redis, database] = await Promise.all([pingRedis(this.redis), this.store.ping().catch(() => false)]);
+    const { redis, database } = await this.dependencies();
     const ok = redis && database;
     res.status(ok ? 200 : 503);
     return {
@@ -32,5 +38,30 @@ export class HealthController {
       database: database ? 'up' : 'down',
       session_store: this.settings.store.sessionStore,
     };
+  }
+
+  /** Liveness: the process answers HTTP. It checks no dependency, so a Redis outage restarts no gateway. */
+  @Public()
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness: 200 while the process serves requests' })
+  live() {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: 200 when Redis and the database answer, 503 otherwise (the load balancer routes elsewhere). */
+  @Public()
+  @Get('ready')
+  @ApiOperation({ summary: 'Readiness: 200 when Redis and the database answer' })
+  @ApiServiceUnavailableResponse({ description: 'Redis or the database is down: `status: "not_ready"`' })
+  async ready(@Res({ passthrough: true }) res: Response) {
+    const { redis, database } = await this.dependencies();
+    const ready = redis && database;
+    res.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'not_ready', redis: redis ? 'up' : 'down', database: database ? 'up' : 'down' };
+  }
+
+  private async dependencies(): Promise<{ redis: boolean; database: boolean }> {
+    const [redis, database] = await Promise.all([pingRedis(this.redis), this.store.ping().catch(() => false)]);
+    return { redis, database };
   }
 }

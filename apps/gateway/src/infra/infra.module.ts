@@ -4,6 +4,8 @@ import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
+import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js';
+import { Metrics } from '#telemetry/metrics.js';
 import { createRedis, failFast } from '#transport/redis-connection.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
@@ -53,8 +55,9 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
         { provide: SessionAdmission, inject: [REDIS], useFactory: (r: Redis) => new SessionAdmission(r) },
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
+        { provide: Metrics, inject: [RunQueue, STORE], useFactory: gatewayMetrics },
       ],
-      exports: [SETTINGS, REDIS, STORE, TENANTS, RunEventLog, SessionEventRelay, RunQueue, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, SessionEventRelay, RunQueue, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
     };
   }
 
@@ -64,6 +67,17 @@ export class InfraModule implements OnApplicationShutdown {
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }
+}
+
+/**
+ * This gateway's metrics, recorded whether or not `/metrics` is served. Each scrape adds the
+ * queue's job counts by state (BullMQ's own export: the queue depth) and the MySQL pool.
+ */
+function gatewayMetrics(queue: RunQueue, store: ConversationStore): Metrics {
+  const metrics = new Metrics();
+  metrics.appendOnScrape(() => queue.queue.exportPrometheusMetrics());
+  metrics.samplePool('mysql', () => (store instanceof MysqlConversationStore ? store.poolStats() : null));
+  return metrics;
 }
 
 /** Tenants' limits on this gateway: their own in multi-tenant mode, the environment's otherwise. */

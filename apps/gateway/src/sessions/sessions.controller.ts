@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
@@ -13,19 +14,29 @@ import { Quotas } from '../quotas/quotas.service.js';
 import { SessionAccess, sessionView } from './session-access.service.js';
 
 export class PageQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 50 })
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000)
   limit = 50;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1_000_000_000)
   offset = 0;
 }
 
 export class CreateSessionDto {
+  @ApiPropertyOptional({ description: 'GET /api/v1/agents lists them', maxLength: 64, default: DEFAULT_ASSISTANT_ID })
   @IsOptional() @IsString() @MaxLength(64)
   assistant_id?: string;
 
+  @ApiPropertyOptional({ maxLength: 200 })
   @IsOptional() @IsString() @MaxLength(200)
   title?: string;
+}
+
+export class UpdateSessionDto {
+  @ApiProperty({ maxLength: 200 })
+  @IsString() @MaxLength(200)
+  title: string;
 }
 
 @Controller('sessions')
@@ -40,6 +51,7 @@ export class SessionsController {
 
   /** The caller's sessions, most recently active first. */
   @Get()
+  @ApiOperation({ summary: "The caller's sessions, most recently active first" })
   async list(@CurrentCaller() caller: Caller, @Query() page: PageQueryDto) {
     const sessions = await this.store.sessions.listByUser(caller.tenantId, caller.userId, page);
     return { sessions: sessions.map(sessionView), limit: page.limit, offset: page.offset };
@@ -47,6 +59,7 @@ export class SessionsController {
 
   /** Creates an empty session (plain WebSocket clients connect to /ws/chat/{session_id}). */
   @Post()
+  @ApiOperation({ summary: 'Create an empty session (plain WebSocket clients connect to /ws/chat/{session_id})' })
   async create(@CurrentCaller() caller: Caller, @Body() body: CreateSessionDto) {
     const assistantId = body.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
@@ -56,13 +69,25 @@ export class SessionsController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One session with its message count' })
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string) {
     const session = await this.access.getOwned(caller, id);
     return { ...sessionView(session), message_count: await this.store.messages.count(id) };
   }
 
+  /** Renames the session (the title a chat list shows). */
+  @Patch(':id')
+  @ApiOperation({ summary: 'Rename the session' })
+  async update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: UpdateSessionDto) {
+    await this.access.getOwned(caller, id);
+    const session = await this.store.sessions.update(id, { title: body.title.trim() });
+    if (!session) throw ApiError.notFound('session', id);
+    return sessionView(session);
+  }
+
   /** Deletes the session with its history and run records; its active runs are cancelled first. */
   @Delete(':id')
+  @ApiOperation({ summary: 'Delete the session with its history and runs (its active runs are cancelled first)' })
   async remove(@CurrentCaller() caller: Caller, @Param('id') id: string) {
     await this.access.getOwned(caller, id);
     // The worker stops at its next step; rows it still writes are purged when its run ends.
@@ -74,6 +99,7 @@ export class SessionsController {
 
   /** The session's messages, oldest first. */
   @Get(':id/messages')
+  @ApiOperation({ summary: "The session's messages, oldest first" })
   async messages(@CurrentCaller() caller: Caller, @Param('id') id: string, @Query() page: PageQueryDto) {
     await this.access.getOwned(caller, id);
     const [messages, total] = await Promise.all([this.store.messages.list(id, page), this.store.messages.count(id)]);

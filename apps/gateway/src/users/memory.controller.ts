@@ -1,4 +1,5 @@
 import { Controller, Delete, Inject, Param } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { isAdmin, type Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
@@ -11,6 +12,7 @@ export class MemoryController {
 
   /** Clears a user's long-term memory (all assistants). Users clear their own; admins any user of their tenant. */
   @Delete(':userId/memory')
+  @ApiOperation({ summary: "Clear a user's long-term memory (your own; admins: anyone in their tenant)" })
   async clear(@CurrentCaller() caller: Caller, @Param('userId') userId: string) {
     if (userId !== caller.userId && !isAdmin(caller)) throw ApiError.notFound('user', userId);
     await this.store.memories.clear({ tenantId: caller.tenantId, userId });

@@ -8,19 +8,22 @@ import { createSkillTools } from '#core/skills/skill-tools.js';
 import { SkillsMiddleware } from '#core/skills/skills-middleware.js';
 import { SkillsSandboxExecutor } from '#core/skills/skills-sandbox-executor.js';
 import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
-import { createChatModel } from '#llm/create-chat-model.js';
+import type { ChatModel } from '#core/llm/chat-model.js';
+import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { buildBuiltinTools } from './builtin-tools.js';
 
 /**
- * The worker's assistants: the built-in catalog on the configured model, with the built-in
- * tools and the skills found in DATAAGENT_SKILLS_DIR. Per-run parts (memory, HITL) are added
- * by the run runner.
+ * The worker's assistants: the built-in catalog, each on its own model (DATAAGENT_MODEL unless it
+ * names another), with the built-in tools and the skills found in DATAAGENT_SKILLS_DIR. Per-run
+ * parts (memory, HITL) are added by the run runner.
  */
 /** @param quotaFor A tenant's workspace quota in bytes (multi-tenant mode); default the configured one for all. */
 export async function buildAgentFactory(settings: WorkerSettings, policy: ApprovalPolicy | undefined, warn: (msg: string) => void, quotaFor?: (tenantId: string) => number): Promise<AgentFactory> {
   const { llm, worker, tools, storage, workspace } = settings;
-  const model = createChatModel(llm);
+  // Assistants that name the same model share one client.
+  const models = new Map<string, ChatModel>();
+  const modelOf = (name: string) => models.get(name) ?? models.set(name, createModel(name, llm)).get(name)!;
   const workspaces = new WorkspaceRegistry({ rootTemplate: workspace.rootTemplate, quotaBytes: workspace.quotaBytes }, quotaFor);
   const workspaceFor = workspaces.forCaller.bind(workspaces);
   const skills = await SkillCatalog.load(storage.skillsDir);
@@ -35,7 +38,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
   return new AgentFactory(
     BUILTIN_ASSISTANTS.map((a) => ({
       ...a,
-      model,
+      model: modelOf(assistantModelName(a, llm)),
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
       approvalPolicy: policy,

@@ -15,7 +15,7 @@ export class RedisHitlHandler implements HitlHandler {
     private readonly requests: HitlRequests,
     private readonly waiters: DecisionWaiters,
     private readonly caller: Caller,
-    private readonly timeoutMs: number,
+    readonly timeoutMs: number,
   ) {}
 
   private readonly bound = new Map<string, { tool: string; argsHash?: string }>();

@@ -19,6 +19,18 @@ describe('loadWorkerSettings', () => {
     expect(settings).not.toHaveProperty('server');
   });
 
+  it('refuses a model whose provider has no key, naming the variable, for the default and for each assistant', () => {
+    const load = (env: NodeJS.ProcessEnv) => () => loadWorkerSettings(env, []);
+    expect(load({ DATAAGENT_MODEL: 'anthropic:claude-sonnet-4-5' })).toThrow(/DATAAGENT_MODEL anthropic:claude-sonnet-4-5 needs ANTHROPIC_API_KEY/);
+    expect(load({ DATAAGENT_MODEL: 'claude-sonnet-4-5' })).toThrow(/needs ANTHROPIC_API_KEY/);
+    expect(load({ DATAAGENT_MODEL: 'openai:gpt-4o' })).toThrow(/needs OPENAI_API_KEY/);
+    expect(load({ DATAAGENT_ASSISTANT_MODELS: 'default=anthropic:claude-x' })).toThrow(/DATAAGENT_ASSISTANT_MODELS: the assistant "default" uses anthropic:claude-x, which needs ANTHROPIC_API_KEY/);
+    expect(load({ DATAAGENT_ASSISTANT_MODELS: 'default=anthropic:claude-x', ANTHROPIC_API_KEY: 'sk-ant-test' })).not.toThrow();
+    // Without any key a bare name falls back to the offline model, so a quick start needs none.
+    expect(load({})).not.toThrow();
+    expect(load({ DATAAGENT_ASSISTANT_MODELS: 'nobody=offline' })).toThrow(/DATAAGENT_ASSISTANT_MODELS: .*there is no assistant "nobody"/);
+  });
+
   it('names a bad workspace quota as a configuration error', () => {
     expect(() => loadWorkerSettings({ DATAAGENT_LLM_PROVIDER: 'offline', DATAAGENT_WORKSPACE_QUOTA: 'a lot' }, [])).toThrow(ConfigError);
     expect(() => loadWorkerSettings({ DATAAGENT_LLM_PROVIDER: 'offline', DATAAGENT_WORKSPACE_QUOTA: 'a lot' }, [])).toThrow(/DATAAGENT_WORKSPACE_QUOTA: .*must be a size: .*\(got "a lot"\)/);

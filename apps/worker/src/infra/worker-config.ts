@@ -1,6 +1,7 @@
-import { LlmConfig, McpConfig, MysqlConfig, RedisConfig, SecretsConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig, WorkspaceConfig } from '#core/config/settings.js';
+import { LlmConfig, McpConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig, WorkspaceConfig } from '#core/config/settings.js';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
+import { missingModelSettings } from '#llm/create-chat-model.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
 export interface WorkerSettings {
@@ -20,18 +21,24 @@ export interface WorkerSettings {
   workspace: WorkspaceConfig;
   /** Whether tenants' feature switches and workspace quotas apply, and how long they are cached. */
   tenancy: TenancyConfig;
+  /** The metrics port, its address and the token a scrape needs. */
+  metrics: MetricsConfig;
 }
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
   const loaded = loadConfigs(
-    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig },
+    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig, metrics: MetricsConfig },
     env,
     argv,
   );
+  const problems: string[] = [];
   // Two tenants' users of one name would share a workspace.
   const template = loaded.workspace.rootTemplate;
   if (loaded.tenancy.multiTenant && !template.includes('{tenant_id}')) {
-    throw new ConfigError([`DATAAGENT_WORKSPACE_ROOT ${JSON.stringify(template)} must contain {tenant_id} when DATAAGENT_MULTI_TENANT=true`]);
+    problems.push(`DATAAGENT_WORKSPACE_ROOT ${JSON.stringify(template)} must contain {tenant_id} when DATAAGENT_MULTI_TENANT=true`);
   }
+  // A model without its key is refused now, not at somebody's first chat.
+  problems.push(...missingModelSettings(loaded.llm));
+  if (problems.length > 0) throw new ConfigError(problems);
   return loaded;
 }

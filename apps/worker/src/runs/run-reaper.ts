@@ -60,7 +60,9 @@ export class RunReaper {
       // Its done went out but the final write did not land: the log says how it ended.
       const events = await log.range(run.runId, 0);
       const done = events.findLast((e: EventDict) => e.event_type === 'done');
-      const failed = events.some((e) => e.event_type === 'error' && e.recoverable === false);
+      // A busy LLM's error is recoverable for the client (send it again later), yet the run failed:
+      // only a worker's hand-over is no failure.
+      const failed = events.some((e) => e.event_type === 'error' && e.error_code !== 'worker_lost');
       const status = done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
       const marked = await store.runs.markFinished(run.runId, status, failed ? 'ended before its final write' : undefined);
       await this.releaseSlot(run);

@@ -3,12 +3,13 @@ import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionE
 import type { AgentFactory } from '#core/engine/agent-factory.js';
 import { isHandoff, RunHandoff, type RunJournal } from '#core/engine/run-journal.js';
 import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engine/run-tools.js';
-import type { HitlHandler } from '#core/hitl/hitl-handler.js';
-import type { ChatMessage } from '#core/llm/chat-model.js';
+import { AUTO_APPROVE, REFUSE_APPROVALS, type HitlHandler } from '#core/hitl/hitl-handler.js';
+import type { ChatMessage, ChatModel } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/session/caller.js';
 import { applyFeatures } from '#core/tenants/feature-gate.js';
 import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
-import type { RunTraces } from '../tracing/run-traces.js';
+import type { RunMeter, RunMetrics } from '../metrics/run-metrics.js';
+import type { RunTrace, RunTraces } from '../tracing/run-traces.js';
 import type { ConversationStore, RunStatus } from '#core/session/session-store.js';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
@@ -32,6 +33,8 @@ export interface RunRunnerDeps {
   hitlFor?: (caller: Caller) => HitlHandler;
   /** Each run's part of its trace (off: no spans). */
   traces?: RunTraces;
+  /** Each run's part of the worker's metrics (absent: none recorded). */
+  metrics?: RunMetrics;
   /** Equip each run with more tools and middleware (memory, MCP servers); released when it ends. */
   toolProviders?: RunToolProvider[];
   /** Writes kept for a database that cannot be reached. */
@@ -90,6 +93,17 @@ export class RunRunner {
   }
 
   /**
+   * Cancels a run held by this worker (a control message).
+   * @param requestedAt When the gateway took the cancel (epoch ms), for the cancel latency.
+   * @returns false when it holds no such run.
+   */
+  cancel(runId: string, requestedAt?: number): boolean {
+    if (!this.active.has(runId)) return false;
+    this.deps.metrics?.cancelRequested(runId, requestedAt);
+    return this.abort(runId);
+  }
+
+  /**
    * Stops taking part: runs waiting for approval are handed back at once (and any that starts
    * waiting later), so they continue on another worker instead of holding this one.
    */
@@ -124,6 +138,9 @@ export class RunRunner {
     let epoch = 0;
     let equipped: RunTools | undefined;
     const runTrace = this.deps.traces?.start(job);
+    const meter = this.deps.metrics?.start(job);
+    /** The run had its done before this worker did anything (another ended it): nothing of it to count here. */
+    let endedElsewhere = false;
 
     // Redis out of reach (past the command timeout) or another owner: the run stops here and
     // continues elsewhere (or here, later) from its ledger, instead of failing.
@@ -158,12 +175,21 @@ export class RunRunner {
       let first: EventDict | null;
       if (!startedBefore) {
         first = await publish(new RunStartedEvent(envelope, workerId), false);
+        if (first) meter?.started();
       } else {
         const resumeAfter = steps.at(-1)?.seq ?? startedBefore.seq;
         logger.warn({ run_id: job.runId, epoch, resume_after_seq: resumeAfter, steps: steps.length }, 'continuing a run whose worker stopped');
         first = await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it continues here from its last recorded step', true, 'worker_lost', resumeAfter), false);
       }
-      if (!first) return sealed ? 'finished' : handedOff() ? 'lost' : await this.endCancelled(job, publish);
+      if (!first) {
+        if (sealed) {
+          endedElsewhere = true;
+          return 'finished';
+        }
+        if (handedOff()) return 'lost';
+        status = 'cancelled';
+        return await this.endCancelled(job, publish);
+      }
       // The gateway's run_queued (and, on a takeover, what the archive may not hold yet) is archived with this worker's events.
       for (const event of [...earlier, first]) archiver.add(event);
       const [, history] = await Promise.all([store.runs.markStarted(job.runId), loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
@@ -179,7 +205,7 @@ export class RunRunner {
         },
       };
       const base = agents.get(job.assistantId);
-      const hitl = this.deps.hitlFor?.(caller);
+      const hitl = job.approvals === 'refuse' ? REFUSE_APPROVALS : job.approvals === 'approve' ? AUTO_APPROVE : this.deps.hitlFor?.(caller);
       const features = await this.featuresOf(caller, job.runId);
       equipped = await provideRunTools(this.deps.toolProviders ?? [], {
         caller,
@@ -194,8 +220,12 @@ export class RunRunner {
         // The run's own middleware first: what it decides about the tools (MCP injection) is in place before the tool prompt describes them.
         ...(base
           ? {
-              ...applyFeatures([...base.tools, ...equipped.tools], [...(runTrace?.middleware ?? []), ...equipped.middleware, ...base.middleware], features),
-              model: runTrace ? runTrace.model(base.model) : base.model,
+              ...applyFeatures(
+                [...base.tools, ...equipped.tools],
+                [...(runTrace?.middleware ?? []), ...(meter ? [meter.middleware(new Set([...base.tools, ...equipped.tools].map((t) => t.name)))] : []), ...equipped.middleware, ...base.middleware],
+                features,
+              ),
+              model: instrumented(base.model, runTrace, meter),
             }
           : {}),
         ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
@@ -230,12 +260,14 @@ export class RunRunner {
       if (handedOff()) return this.handOffOutcome(job, controller.signal.reason as RunHandoff);
       // The engine never throws; this is the store or Redis failing around it.
       logger.error({ run_id: job.runId, err }, 'run failed outside the engine');
+      status = 'failed';
       failure = err instanceof Error ? err.message : String(err);
       await this.finish(job, 'failed', failure, added).catch(() => undefined);
       await publish(new ErrorEvent(envelope, 'Internal error while running the agent', false, 'internal_error')).catch(() => undefined);
       await publish(new DoneEvent(envelope, false)).catch(() => undefined);
     } finally {
       runTrace?.end(handedOff() ? 'handed_off' : status, failure);
+      meter?.end(handedOff() || endedElsewhere ? 'handed_off' : status);
       this.active.delete(job.runId);
       await equipped?.release().catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not release the run's tools"));
       await archiver.flushRun(job.runId);
@@ -277,6 +309,7 @@ export class RunRunner {
   private tracked(runId: string, entry: ActiveRun, hitl: HitlHandler): HitlHandler {
     return {
       ...(hitl.open ? { open: (request) => hitl.open!(request) } : {}),
+      timeoutMs: hitl.timeoutMs,
       requestApproval: async (...args) => {
         entry.waiting++;
         if (this.draining) this.abort(runId, new RunHandoff('drain'));
@@ -361,6 +394,12 @@ export function messageIdFor(runId: string, index: number): string {
   const h = createHash('sha256').update(`${runId}:message:${index}`).digest('hex');
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The run's model with its trace and its metrics around it (either may be off). */
+function instrumented(model: ChatModel, trace?: RunTrace, meter?: RunMeter): ChatModel {
+  const traced = trace ? trace.model(model) : model;
+  return meter ? meter.model(traced) : traced;
 }
 
 /** MySQL's duplicate key (1062): the rows of an earlier attempt whose acknowledgement was lost. */

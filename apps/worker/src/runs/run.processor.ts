@@ -8,7 +8,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLedger } from '#transport/run-ledger.js';
 import { createRunConsumer, RunQueue, type RunJobData } from '#transport/run-queue.js';
-import { createRedis } from '#transport/redis-connection.js';
+import { createRedis, pingRedis } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
 import { LOGGER, MCP, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import type { McpRuntime } from '../mcp/mcp-runtime.js';
@@ -40,6 +40,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
   private subscriber?: Redis;
   private reaperQueue?: RunQueue;
   private reaperTimer?: NodeJS.Timeout;
+  private draining = false;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: WorkerSettings,
@@ -59,7 +60,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     const { redis, worker } = this.settings;
     this.subscriber = createRedis(redis.url, `worker-control-${worker.workerId}`);
     await new ControlBus(this.redis, this.subscriber).listen((message) => {
-      if (message.type === 'cancel') this.runner.abort(message.run_id);
+      if (message.type === 'cancel') this.runner.cancel(message.run_id, message.requested_at);
       else if (message.type === 'hitl_decision') this.waiters.wake(message.request_id);
     });
     this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
@@ -89,6 +90,11 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');
   }
 
+  /** The readiness probe's answer: this worker takes runs (its consumer runs, it is not draining) and Redis answers. */
+  async ready(): Promise<boolean> {
+    return !this.draining && this.consumer?.isRunning() === true && (await pingRedis(this.redis));
+  }
+
   private async process(job: Job<RunJobData>, token?: string): Promise<'ended' | 'lost'> {
     const outcome = await this.runner.run(job.data);
     if (outcome === 'deferred') {
@@ -109,6 +115,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
    * DATAAGENT_DRAIN_SECONDS, then hands back whatever is still going.
    */
   async onApplicationShutdown(signal?: string): Promise<void> {
+    this.draining = true;
     const drainMs = this.settings.worker.drainSeconds * 1000;
     this.logger.info({ signal, active: this.runner.activeCount, drain_ms: drainMs }, 'worker draining');
     clearInterval(this.reaperTimer);

@@ -79,7 +79,7 @@ export class RunTraces {
   }
 }
 
-/** A model whose every call is an `llm.call` span: time to the first chunk, chunks, and how it ended. */
+/** A model whose every call is an `llm.call` span: time to the first chunk, chunks, tokens used (when the provider says), and how it ended. */
 function tracedModel(model: ChatModel, parent: Context): ChatModel {
   return {
     id: model.id,
@@ -91,6 +91,7 @@ function tracedModel(model: ChatModel, parent: Context): ChatModel {
       try {
         for await (const chunk of model.stream(request)) {
           if (chunks++ === 0) span.setAttribute('llm.time_to_first_chunk_ms', Date.now() - started);
+          if (chunk.type === 'usage') span.setAttributes({ 'gen_ai.usage.input_tokens': chunk.inputTokens, 'gen_ai.usage.output_tokens': chunk.outputTokens });
           yield chunk;
         }
         span.setAttribute('llm.chunks', chunks);

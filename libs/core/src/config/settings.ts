@@ -2,6 +2,7 @@ import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min
 import { DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
 import { DEFAULT_WORKSPACE_QUOTA_BYTES, DEFAULT_WORKSPACE_ROOT } from '../workspace/workspace.js';
 import { IsApiKeyList } from './api-key-spec.js';
+import { IsAssistantModels, IsModelName, type ModelProvider } from './model-names.js';
 import { Env } from './env.js';
 import { IsOutboundAllowlist } from './outbound-allowlist.js';
 import { IsSecretKey } from './secret-key.js';
@@ -77,9 +78,20 @@ export class ServerConfig {
   @Env('DATAAGENT_WS_HEARTBEAT', 'number') @IsNumber() @Min(0.05)
   wsHeartbeatSeconds = 30;
 
+  /**
+   * Calls that need approval in runs from the OpenAI-compatible API, where nobody can be asked:
+   * `reject` (the model is told and goes on) or `approve`.
+   */
+  @Env('DATAAGENT_OPENAI_APPROVALS') @IsIn(['reject', 'approve'])
+  openAiApprovals: 'reject' | 'approve' = 'reject';
+
   /** How long POST /chat waits for its run before answering 504. */
   @Env('DATAAGENT_SYNC_TIMEOUT_MS', 'int') @IsInt() @Min(100)
   syncTimeoutMs = 120_000;
+
+  /** Bull Board, the queue's dashboard, at /admin/queues: admins only (operators in multi-tenant mode), read-only. */
+  @Env('DATAAGENT_BULL_BOARD', 'bool') @IsBoolean({ message: 'must be true or false' })
+  bullBoard = false;
 
   @Env('DATAAGENT_LOG_LEVEL') @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   logLevel = 'info';
@@ -123,6 +135,7 @@ export class MysqlConfig {
   poolSize = 10;
 }
 
+/** The workers' language models: providers' keys and endpoints, and which model each assistant uses. */
 export class LlmConfig {
   @Env('OPENAI_API_KEY') @IsOptional() @IsString()
   openaiApiKey?: string;
@@ -130,15 +143,35 @@ export class LlmConfig {
   @Env('OPENAI_BASE_URL') @IsOptional() @IsUrl({ require_tld: false, require_protocol: true }, { message: 'must be an http(s) URL' })
   openaiBaseUrl?: string;
 
-  @Env('DATAAGENT_MODEL') @IsString() @MinLength(1)
+  @Env('ANTHROPIC_API_KEY') @IsOptional() @IsString()
+  anthropicApiKey?: string;
+
+  /** Anthropic's API, or a server that speaks its Messages API. */
+  @Env('ANTHROPIC_BASE_URL') @IsOptional() @IsUrl({ require_tld: false, require_protocol: true }, { message: 'must be an http(s) URL' })
+  anthropicBaseUrl?: string;
+
+  /** The assistants' model unless DATAAGENT_ASSISTANT_MODELS names another: `provider:model`, `offline`, or a bare name. */
+  @Env('DATAAGENT_MODEL') @IsModelName()
   model = 'gpt-4o-mini';
 
-  /** `offline` forces the built-in offline model; `openai` requires a key or base URL. */
-  @Env('DATAAGENT_LLM_PROVIDER') @IsIn(['auto', 'openai', 'offline'])
-  provider: 'auto' | 'openai' | 'offline' = 'auto';
+  /** `assistant_id=model` entries: assistants that use a model other than DATAAGENT_MODEL. */
+  @Env('DATAAGENT_ASSISTANT_MODELS', 'list') @IsAssistantModels()
+  assistantModels: string[] = [];
+
+  /**
+   * The provider of a model name without a `provider:` prefix. `auto`: `claude-*` is Anthropic's,
+   * any other name OpenAI-compatible when OPENAI_API_KEY or OPENAI_BASE_URL is set, and the
+   * offline model otherwise. `offline` forces the offline model for such names.
+   */
+  @Env('DATAAGENT_LLM_PROVIDER') @IsIn(['auto', 'openai', 'anthropic', 'offline'])
+  provider: 'auto' | ModelProvider = 'auto';
 
   @Env('DATAAGENT_LLM_TIMEOUT_MS', 'int') @IsInt() @Min(100)
   timeoutMs = 120_000;
+
+  /** Most tokens one model answer may have (Anthropic's API requires a limit). */
+  @Env('DATAAGENT_LLM_MAX_TOKENS', 'int') @IsInt() @Min(1)
+  maxTokens = 4096;
 }
 
 export class WorkerConfig {
@@ -161,6 +194,13 @@ export class WorkerConfig {
   /** Seconds a stopping worker (SIGTERM) lets its runs finish before handing them back to the queue. */
   @Env('DATAAGENT_DRAIN_SECONDS', 'number') @IsNumber() @Min(0)
   drainSeconds = 20;
+
+  /**
+   * The port of the worker's liveness and readiness probes (`/health/live`, `/health/ready`); 0
+   * picks a free one. Unset: no probe server (several workers on one host need no fixed port).
+   */
+  @Env('DATAAGENT_HEALTH_PORT', 'int') @IsOptional() @IsInt({ message: 'must be an integer port' }) @Min(0) @Max(65535)
+  healthPort?: number;
 
   /** Milliseconds between sweeps for runs nobody holds (one worker sweeps at a time); a run is a candidate after twice this. */
   @Env('DATAAGENT_REAPER_INTERVAL_MS', 'int') @IsInt() @Min(100)
@@ -298,4 +338,23 @@ export class McpConfig {
   /** stdio commands a user may register: exact commands, or `prefix*`. Empty: users register remote servers only. */
   @Env('DATAAGENT_MCP_STDIO_ALLOW', 'list') @IsString({ each: true })
   stdioAllow: string[] = [];
+}
+
+/** Prometheus metrics: `/metrics` on each gateway, a small port of its own on each worker. */
+export class MetricsConfig {
+  /** Off: no `/metrics` route on the gateway and no metrics port on the workers. */
+  @Env('DATAAGENT_METRICS_ENABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
+  enabled = true;
+
+  /** When set, a scrape needs `Authorization: Bearer <token>` (gateway and workers alike). Unset: anyone who reaches the port may read the metrics. */
+  @Env('DATAAGENT_METRICS_TOKEN') @IsOptional() @IsString() @MinLength(16, { message: 'must be at least 16 characters' })
+  token?: string;
+
+  /** Workers: the port of their metrics server; 0 picks a free one (its address is printed at startup). */
+  @Env('DATAAGENT_METRICS_PORT', 'int') @IsInt({ message: 'must be an integer port' }) @Min(0) @Max(65535)
+  port = 9464;
+
+  /** Workers: the address their metrics server binds (all interfaces, so Prometheus can reach the pod). */
+  @Env('DATAAGENT_METRICS_HOST') @IsString() @MinLength(1)
+  host = '0.0.0.0';
 }

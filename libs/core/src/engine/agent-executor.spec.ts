@@ -1,6 +1,8 @@
 import type { EventDict } from '../events/execution-event.js';
 import type { ChatModel, ModelChunk, ModelRequest } from '../llm/chat-model.js';
 import type { Tool } from '../tools/tool.js';
+import { REFUSE_APPROVALS } from '../hitl/hitl-handler.js';
+import { LlmRequestError } from '../llm/llm-request-error.js';
 import { AGENT_DEFAULTS, type AgentConfig } from './agent-config.js';
 import { AgentExecutor } from './agent-executor.js';
 
@@ -139,6 +141,27 @@ describe('AgentExecutor', () => {
     expect(events[1]).toMatchObject({ error: 'upstream 500', recoverable: false });
   });
 
+  it('reports a busy provider as a recoverable error carrying its retry-after', async () => {
+    const busy = (status: number, retryAfter?: number) =>
+      new ScriptedModel([
+        async function* () {
+          yield* [] as ModelChunk[];
+          throw new LlmRequestError(`LLM busy (${status})`, status, retryAfter);
+        },
+      ]);
+    const overloaded = await run(executor(busy(529, 7)));
+    expect(types(overloaded)).toEqual(['error', 'done']);
+    expect(overloaded[0]).toMatchObject({ error: 'LLM busy (529)', recoverable: true, error_code: 'llm_overloaded', retry_after: 7 });
+    expect(overloaded[1]).toMatchObject({ cancelled: false });
+
+    const limited = await run(executor(busy(429)));
+    expect(limited[0]).toMatchObject({ recoverable: true, error_code: 'llm_rate_limited' });
+    expect(limited[0]).not.toHaveProperty('retry_after');
+
+    const denied = await run(executor(busy(401)));
+    expect(denied[0]).toMatchObject({ recoverable: false, error_code: 'run_failed' });
+  });
+
   it('ends cancelled when the signal fires mid-stream', async () => {
     const controller = new AbortController();
     const model = new ScriptedModel([
@@ -166,5 +189,35 @@ describe('AgentExecutor', () => {
     const valid = await run(exec({ value: 'v' }));
     expect(types(valid)).toContain('hitl_request');
     expect(asked).toEqual(['guarded']);
+  });
+
+  it('dates a question with the handler’s timeout, so clients can count down to the automatic rejection', async () => {
+    const guarded: Tool = { ...echo, name: 'guarded', sensitive: true };
+    const turns = (): ModelChunk[][] => [[{ type: 'tool_calls', calls: [{ id: 'c1', name: 'guarded', arguments: { value: 'v' } }] }, { type: 'finish', reason: 'tool_calls' }], text('ok')];
+    const approve = async () => ({ type: 'approve' as const });
+    const before = Date.now();
+    const timed = await run(executor(new ScriptedModel(turns()), { tools: [guarded], hitl: { requestApproval: approve, timeoutMs: 90_000 } }));
+    const after = Date.now();
+    const expires = Date.parse(String(timed.find((e) => e.event_type === 'hitl_request')?.expires_at));
+    expect(expires).toBeGreaterThanOrEqual(before + 90_000);
+    expect(expires).toBeLessThanOrEqual(after + 90_000);
+    const untimed = await run(executor(new ScriptedModel(turns()), { tools: [guarded], hitl: { requestApproval: approve } }));
+    expect(untimed.find((e) => e.event_type === 'hitl_request')).not.toHaveProperty('expires_at');
+  });
+
+  it('tells the model of a refusal it should hear (REFUSE_APPROVALS) and goes on, where a person’s rejection ends the run', async () => {
+    const guarded: Tool = { ...echo, name: 'guarded', sensitive: true };
+    const turns = (): Array<ModelChunk[]> => [[{ type: 'tool_calls', calls: [{ id: 'c1', name: 'guarded', arguments: { value: 'v' } }] }, { type: 'finish', reason: 'tool_calls' }], text('answered without it')];
+    const told = new ScriptedModel(turns());
+    const refused = await run(executor(told, { tools: [guarded], hitl: REFUSE_APPROVALS }));
+    expect(types(refused)).toEqual(['tool_call', 'tool_result', 'text', 'text', 'done']);
+    expect(refused[1]).toMatchObject({ status: 'rejected' });
+    expect(shown(refused)).toBe('answered without it');
+    expect(String(told.requests[1]!.messages.at(-1)!.content)).toContain('nobody can be asked');
+    expect(refused.at(-1)).toMatchObject({ cancelled: false });
+
+    const person = await run(executor(new ScriptedModel(turns()), { tools: [guarded], hitl: { requestApproval: async () => ({ type: 'reject' as const, message: 'no' }) } }));
+    expect(types(person)).toEqual(['tool_call', 'hitl_request', 'tool_result', 'done']);
+    expect(person.at(-1)).toMatchObject({ cancelled: true });
   });
 });

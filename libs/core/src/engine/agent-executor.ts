@@ -10,6 +10,7 @@ import {
   type ToolResultStatus,
 } from '../events/execution-event.js';
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
+import { LlmRequestError } from '../llm/llm-request-error.js';
 import type { Caller } from '../session/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { capToolContent, capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
@@ -59,6 +60,10 @@ export class AgentExecutor {
       if (context.signal.aborted) {
         cancelled = true;
         reason = 'cancelled';
+      } else if (err instanceof LlmRequestError && err.recoverable) {
+        // The provider is busy, not the request wrong: the client may send it again, after retry_after.
+        const code = err.status === 429 ? 'llm_rate_limited' : 'llm_overloaded';
+        yield new ErrorEvent(envelope, err.message, true, code, undefined, err.retryAfterSeconds);
       } else {
         yield new ErrorEvent(envelope, describeError(err), false, 'run_failed');
       }
@@ -225,11 +230,19 @@ export class AgentExecutor {
       const action = { name: call.name, args: call.arguments, description: tool.description };
       const mode = hitl.open ? await hitl.open({ requestId, runId: envelope.runId, sessionId: envelope.sessionId, action, argsHash: hash }) : 'ask';
       if (mode !== 'approved') {
-        if (mode === 'ask') yield new HitlRequestEvent(envelope, requestId, action);
+        // The deadline is taken before the wait starts, so a client's countdown never promises more time than there is.
+        const expiresAt = hitl.timeoutMs === undefined ? undefined : new Date(Date.now() + hitl.timeoutMs).toISOString();
+        if (mode === 'ask') yield new HitlRequestEvent(envelope, requestId, action, undefined, expiresAt);
         const decision = await hitl.requestApproval(action, envelope.sessionId, context.signal, requestId);
         if (context.signal.aborted) {
           yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');
           return 'stop';
+        }
+        if (decision.type === 'reject' && decision.tellModel) {
+          const refused = new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'Rejected' }, 'rejected');
+          await add({ role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: decision.message ?? 'Rejected' }) }, { replay: [refused.toDict()] });
+          yield refused;
+          return 'done';
         }
         if (decision.type === 'reject') {
           yield new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'Rejected by user' }, 'rejected');

@@ -4,6 +4,8 @@ export interface AssistantInfo {
   name: string;
   description: string;
   systemPrompt: string;
+  /** Its model (`provider:model` or a name) when not DATAAGENT_MODEL; DATAAGENT_ASSISTANT_MODELS overrides it. */
+  model?: string;
 }
 
 export const DEFAULT_ASSISTANT_ID = 'default';

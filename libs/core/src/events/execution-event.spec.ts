@@ -13,6 +13,7 @@ describe('ExecutionEvent', () => {
     new TodoUpdateEvent(env, [{ content: 'a', status: 'pending' }]),
     new FileOperationEvent(env, 'write', 'a.txt', '+x', { additions: 1, deletions: 0 }),
     new ErrorEvent(env, 'boom', true),
+    new ErrorEvent(env, 'LLM overloaded', true, 'llm_overloaded', undefined, 7),
     new DoneEvent(env, true),
   ];
 

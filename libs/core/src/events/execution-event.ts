@@ -222,8 +222,17 @@ export class ErrorEvent extends ExecutionEvent {
   /**
    * @param resumeAfterSeq with `worker_lost`: the run continues from its state after this seq;
    *   the events between it and this error belong to a step that is redone, and clients drop them.
+   * @param retryAfterSeconds with a busy LLM (`llm_rate_limited`, `llm_overloaded`): how long its
+   *   provider asked to wait before the message is sent again.
    */
-  constructor(envelope: EventEnvelope, readonly error: string, readonly recoverable = false, readonly errorCode?: string, readonly resumeAfterSeq?: number) {
+  constructor(
+    envelope: EventEnvelope,
+    readonly error: string,
+    readonly recoverable = false,
+    readonly errorCode?: string,
+    readonly resumeAfterSeq?: number,
+    readonly retryAfterSeconds?: number,
+  ) {
     super(envelope);
   }
   protected payload() {
@@ -232,6 +241,7 @@ export class ErrorEvent extends ExecutionEvent {
       recoverable: this.recoverable,
       ...(this.errorCode ? { error_code: this.errorCode } : {}),
       ...(this.resumeAfterSeq === undefined ? {} : { resume_after_seq: this.resumeAfterSeq }),
+      ...(this.retryAfterSeconds === undefined ? {} : { retry_after: this.retryAfterSeconds }),
     };
   }
 }
@@ -270,7 +280,14 @@ const builders: Record<EventType, Builder> = {
   file_operation: (e, d) =>
     new FileOperationEvent(e, str(d.operation), str(d.path), str(d.diff), obj(d.stats) as unknown as FileOpStats),
   error: (e, d) =>
-    new ErrorEvent(e, str(d.error), d.recoverable === true, typeof d.error_code === 'string' ? d.error_code : undefined, typeof d.resume_after_seq === 'number' ? d.resume_after_seq : undefined),
+    new ErrorEvent(
+      e,
+      str(d.error),
+      d.recoverable === true,
+      typeof d.error_code === 'string' ? d.error_code : undefined,
+      typeof d.resume_after_seq === 'number' ? d.resume_after_seq : undefined,
+      typeof d.retry_after === 'number' ? d.retry_after : undefined,
+    ),
   done: (e, d) => new DoneEvent(e, d.cancelled === true, typeof d.reason === 'string' ? d.reason : undefined),
 };
 

@@ -3,6 +3,11 @@ import type { ActionRequest } from '../events/execution-event.js';
 export interface Decision {
   type: 'approve' | 'reject';
   message?: string;
+  /**
+   * A rejection the model is told of, after which the run goes on (the call's result says it
+   * was refused); without it a rejection ends the run.
+   */
+  tellModel?: boolean;
 }
 
 export interface ApprovalRequest {
@@ -23,9 +28,25 @@ export interface HitlHandler {
    * the decision is applied without asking again).
    */
   open?(request: ApprovalRequest): Promise<'ask' | 'approved' | 'decided'>;
+  /** How long a question waits before it counts as rejected; the hitl_request event then carries its `expires_at`. */
+  readonly timeoutMs?: number;
   /** Waits for the decision; a timeout or cancel counts as reject. */
   requestApproval(actionRequest: ActionRequest, sessionId: string, signal: AbortSignal, requestId?: string): Promise<Decision>;
 }
+
+/**
+ * Nobody is there to ask (the OpenAI-compatible API): each call that needs approval is refused,
+ * the model is told so, and the run goes on.
+ */
+export const REFUSE_APPROVALS: HitlHandler = {
+  // Nobody to show a request to: no hitl_request event.
+  open: async () => 'decided',
+  requestApproval: async () => ({
+    type: 'reject',
+    message: 'This call needs a person to approve it, and nobody can be asked on this connection; it did not run. Answer without it, or tell the person to use the DataAgent app to approve it.',
+    tellModel: true,
+  }),
+};
 
 /** With no handler configured every action is approved. */
 export const AUTO_APPROVE: HitlHandler = {

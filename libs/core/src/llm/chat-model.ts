@@ -33,10 +33,13 @@ export interface ModelRequest {
   signal: AbortSignal;
 }
 
-/** What a streaming model yields: text as it comes, native tool calls once complete. */
+/** What a streaming model yields: text as it comes, native tool calls once complete, usage (if known) before the finish. */
 export type ModelChunk =
   | { type: 'text'; text: string }
   | { type: 'tool_calls'; calls: ToolCallRequest[] }
+  /** Tokens the call consumed, as the provider counted them (input includes cached input). */
+  | { type: 'usage'; inputTokens: number; outputTokens: number }
+  /** How the answer ended, in OpenAI's words: `stop`, `tool_calls`, `length`, `content_filter`. */
   | { type: 'finish'; reason: string };
 
 /** An LLM provider. Implementations abort their request when `signal` fires. */

@@ -1,14 +1,18 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_SEQ } from '#core/events/execution-event.js';
 
 /** A chat turn, the same over REST, Socket.IO and WebSocket. */
 export class ChatRequestDto {
+  @ApiProperty({ description: "The person's message", minLength: 1 })
   @IsString() @MinLength(1, { message: 'message must not be empty' })
   message: string;
 
+  @ApiPropertyOptional({ description: 'The session to continue; a new one is created when absent', pattern: '^[A-Za-z0-9_-]{1,64}$' })
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'session_id must be 1-64 letters, digits, _ or -' })
   session_id?: string;
 
+  @ApiPropertyOptional({ description: 'The assistant of a new session (GET /api/v1/agents)', maxLength: 64 })
   @IsOptional() @IsString() @MaxLength(64)
   assistant_id?: string;
 }

@@ -1,0 +1,210 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiDefaultResponse, ApiHeader, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { BUILTIN_ASSISTANTS, findAssistant } from '#core/engine/assistant-catalog.js';
+import type { EventDict } from '#core/events/execution-event.js';
+import type { Caller } from '#core/session/caller.js';
+import type { ConversationStore } from '#core/session/session-store.js';
+import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
+import { ApiError } from '../common/api-error.js';
+import { ControlService } from '../control/control.service.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS, STORE } from '../infra/tokens.js';
+import { parseMessages, toolSummary } from './chat-completions.js';
+import { OpenAiErrorBody } from './openai-error-body.dto.js';
+import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
+
+const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export class ChatCompletionRequestDto {
+  @ApiProperty({ description: 'An assistant id (GET /v1/models)', example: 'default' })
+  @IsString() @MaxLength(64)
+  model: string;
+
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, example: [{ role: 'user', content: 'Hello' }], description: 'The conversation, oldest first' })
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(10_000)
+  messages: unknown[];
+
+  @ApiPropertyOptional({ description: 'Answer as chat.completion.chunk server-sent events' })
+  @IsOptional() @IsBoolean()
+  stream?: boolean;
+
+  @ApiPropertyOptional({ maxLength: 256 })
+  @IsOptional() @IsString() @MaxLength(256)
+  user?: string;
+
+  @ApiPropertyOptional({ type: 'object', properties: { session_id: { type: 'string' } }, description: 'session_id: the DataAgent session to keep the conversation in' })
+  @IsOptional() @IsObject() @Type(() => Object)
+  metadata?: { session_id?: unknown };
+}
+
+/**
+ * An OpenAI-compatible front door, so existing chat clients (the openai SDK, Open WebUI,
+ * LibreChat) can talk to DataAgent: `model` names an assistant, each request is a run through
+ * the same queue and workers, with the assistant's tools and the user's MCP servers. Tools run
+ * inside DataAgent and are summarised in the answer; calls that need approval follow
+ * DATAAGENT_OPENAI_APPROVALS. A client that goes away cancels its run.
+ */
+@Controller('v1')
+@UseFilters(OpenAiErrorFilter)
+@ApiTags('OpenAI-compatible')
+@ApiDefaultResponse({ description: "An error, in OpenAI's shape; `code` is DataAgent's error_code", type: OpenAiErrorBody })
+export class OpenAiCompatController {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly control: ControlService,
+    @Inject(STORE) private readonly store: ConversationStore,
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+  ) {}
+
+  /** The assistants, as models. */
+  @Get('models')
+  @ApiOperation({ summary: 'The assistants, as models' })
+  models() {
+    return { object: 'list', data: BUILTIN_ASSISTANTS.map((a) => ({ id: a.id, object: 'model', created: 0, owned_by: 'dataagent' })) };
+  }
+
+  /**
+   * `messages` is the conversation, as OpenAI clients send it. With `X-DataAgent-Session` (or
+   * `metadata.session_id`) it is kept as that DataAgent session: a new one stores the earlier
+   * messages, an existing one already holds them and takes only the newest.
+   */
+  @Post('chat/completions')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'A chat completion from an assistant: one run through the queue and workers (stream: true for chunks)' })
+  @ApiHeader({ name: 'X-DataAgent-Session', required: false, description: 'Keep the conversation as this DataAgent session' })
+  async completions(
+    @CurrentCaller() caller: Caller,
+    @Body() body: ChatCompletionRequestDto,
+    @Headers('x-dataagent-session') sessionHeader: string | undefined,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    if (!findAssistant(body.model)) throw new ApiError(404, 'model_not_found', `The model "${body.model}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
+    const { history, message } = parseMessages(body.messages);
+    const sessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
+    const options: SubmitOptions = { approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse' };
+    let existing: string | undefined;
+    if (sessionId !== undefined) {
+      if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
+      const session = await this.store.sessions.get(sessionId);
+      if (session && (session.tenantId !== caller.tenantId || session.userId !== caller.userId)) throw ApiError.notFound('session', sessionId);
+      if (session) existing = sessionId;
+      else Object.assign(options, { newSessionId: sessionId, history });
+    } else {
+      options.history = history;
+    }
+    const run = await this.chat.submit(caller, { message, assistant_id: body.model, ...(existing ? { session_id: existing } : {}) }, String(req.id ?? ''), options);
+    res.setHeader('X-DataAgent-Session', run.sessionId);
+    res.setHeader('X-DataAgent-Run', run.runId);
+    if (body.stream) await this.stream(run, body.model, res);
+    else await this.whole(run, body.model, res);
+  }
+
+  /** The whole answer once the run is done; a client that leaves first, or a run past DATAAGENT_SYNC_TIMEOUT_MS, cancels it. */
+  private async whole(run: SubmittedRun, model: string, res: Response): Promise<void> {
+    const answer = new AnswerText();
+    let failure: EventDict | undefined;
+    let finish!: (how: 'done' | 'cancelled' | 'gone' | 'timeout') => void;
+    const finished = new Promise<'done' | 'cancelled' | 'gone' | 'timeout'>((resolve) => (finish = resolve));
+    const stop = await this.chat.follow(run, 0, (event) => {
+      answer.add(event);
+      if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) failure = event;
+      if (event.event_type === 'done') finish(event.cancelled === true ? 'cancelled' : 'done');
+    });
+    const gone = () => finish('gone');
+    res.on('close', gone);
+    const timer = setTimeout(() => finish('timeout'), this.settings.server.syncTimeoutMs);
+    try {
+      const how = await finished;
+      if (how === 'gone' || how === 'timeout') await this.control.cancelStarted(run).catch(() => undefined);
+      if (how === 'gone') return;
+      const error =
+        how === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
+        : how === 'cancelled' ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
+        : failure ? runError(failure)
+        : undefined;
+      if (error) {
+        for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+        res.status(error.status).json(openAiErrorBody(error));
+        return;
+      }
+      res.json({
+        id: `chatcmpl-${run.runId}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: 'stop', logprobs: null }],
+      });
+    } finally {
+      clearTimeout(timer);
+      res.off('close', gone);
+      stop();
+    }
+  }
+
+  /** `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels the run. */
+  private async stream(run: SubmittedRun, model: string, res: Response): Promise<void> {
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+      `data: ${JSON.stringify({ id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] })}\n\n`;
+    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.flushHeaders();
+    res.write(chunk({ role: 'assistant', content: '' }));
+    const answer = new AnswerText();
+    let ended = false;
+    let stop = () => {};
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      stop();
+      res.end();
+    };
+    res.on('close', () => {
+      if (!ended) void this.control.cancelStarted(run).catch(() => undefined);
+      end();
+    });
+    stop = await this.chat.follow(run, 0, (event) => {
+      if (ended) return;
+      const piece = answer.add(event);
+      if (piece) res.write(chunk({ content: piece }));
+      if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) res.write(`data: ${JSON.stringify(openAiErrorBody(runError(event)))}\n\n`);
+      if (event.event_type === 'done') {
+        res.write(chunk({}, 'stop'));
+        res.write('data: [DONE]\n\n');
+        end();
+      }
+    });
+    if (ended) stop();
+  }
+}
+
+/** A busy model is the client's 429 or 503, with the provider's Retry-After; anything else that ended the run is a 502. */
+const BUSY_LLM: Record<string, number> = { llm_rate_limited: 429, llm_overloaded: 503 };
+
+function runError(event: EventDict): ApiError {
+  const code = String(event.error_code ?? 'run_failed');
+  const status = BUSY_LLM[code];
+  if (!status) return new ApiError(502, code, `The run failed: ${String(event.error)}`);
+  const retryAfter = typeof event.retry_after === 'number' ? Math.max(1, Math.ceil(event.retry_after)) : 5;
+  return new ApiError(status, code, String(event.error), {}, { 'Retry-After': String(retryAfter) });
+}
+
+/** The answer's text as a client sees it: the model's text, and a line for each tool the run used. */
+class AnswerText {
+  text = '';
+  private readonly tools = new Map<string, string>();
+
+  /** @returns what the event adds to the answer, if anything. */
+  add(event: EventDict): string {
+    let piece = '';
+    if (event.event_type === 'text' && typeof event.content === 'string') piece = event.content;
+    else if (event.event_type === 'tool_call') this.tools.set(String(event.tool_call_id), String(event.tool_name));
+    else if (event.event_type === 'tool_result') piece = toolSummary(this.tools.get(String(event.tool_call_id)) ?? 'tool', String(event.status));
+    this.text += piece;
+    return piece;
+  }
+}

@@ -1,0 +1,149 @@
+import OpenAI from 'openai';
+import type { EventDict } from '#core/events/execution-event.js';
+import { api } from './support/chat-clients.js';
+import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
+
+/**
+ * The OpenAI-compatible front door, driven by the official `openai` client, unmodified, against
+ * the running system: gateway, queue, worker, and a scripted LLM behind the worker.
+ */
+describe('OpenAI-compatible API', () => {
+  let system: TestSystem;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1 });
+    client = new OpenAI({ baseURL: `${system.url}/v1`, apiKey: TEST_API_KEY, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  /** The run's events, read back through DataAgent's own API. */
+  async function runEvents(runId: string): Promise<EventDict[]> {
+    const res = await fetch(`${system.url}/api/v1/runs/${runId}/events`, { headers: { 'x-api-key': TEST_API_KEY } });
+    return (await res.text())
+      .split('\n\n')
+      .map((frame) => frame.split('\n').find((line) => line.startsWith('data: ')))
+      .filter((line): line is string => !!line)
+      .map((line) => JSON.parse(line.slice(6)) as EventDict);
+  }
+
+  it('lists the assistants as models', async () => {
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toContain('default');
+  });
+
+  it('answers whole, with the conversation it was sent and a tool the run called inside DataAgent', async () => {
+    const completion = await client.chat.completions.create({
+      model: 'default',
+      messages: [
+        { role: 'system', content: 'Answer briefly.' },
+        { role: 'user', content: 'What did we plan?' },
+        { role: 'assistant', content: 'We planned the quarterly report.' },
+        { role: 'user', content: '[[tool:write_todos {"todos":[{"content":"draft the report","status":"pending"}]}]] note it' },
+      ],
+    });
+    const content = completion.choices[0]!.message.content!;
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]!.finish_reason).toBe('stop');
+    expect(content).toContain('tool `write_todos`: success');
+    expect(content).toContain('Tool write_todos returned');
+    // The model saw the client's earlier turns.
+    const sent = system.llm.requests.find((r) => JSON.stringify(r.body.messages).includes('note it'))!;
+    expect(JSON.stringify(sent.body.messages)).toContain('We planned the quarterly report.');
+    expect(JSON.stringify(sent.body.messages)).toContain('Answer briefly.');
+  });
+
+  it('streams the answer in chunks that add up to the whole one', async () => {
+    const stream = await client.chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content: '[[chunks:12]] count' }] });
+    const pieces: string[] = [];
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta.content;
+      if (piece) pieces.push(piece);
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(pieces.length).toBeGreaterThanOrEqual(12);
+    expect(pieces.join('')).toBe(Array.from({ length: 12 }, (_, i) => `tok${i} `).join(''));
+    expect(finish).toBe('stop');
+  });
+
+  it('cancels the run when the client aborts a streamed request', async () => {
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create(
+      { model: 'default', stream: true, messages: [{ role: 'user', content: '[[chunks:300]] [[slow:50]] long answer' }] },
+      { signal: controller.signal },
+    );
+    let runId = '';
+    let seen = 0;
+    // The client's abort ends its iteration (the SDK does not throw for it) and closes the connection.
+    try {
+      for await (const chunk of stream) {
+        runId = chunk.id.replace(/^chatcmpl-/, '');
+        if (chunk.choices[0]?.delta.content && ++seen === 3) controller.abort();
+      }
+    } catch (err) {
+      if (!controller.signal.aborted) throw err;
+    }
+    expect(seen).toBe(3);
+    const events = await runEvents(runId);
+    expect(events.at(-1)).toMatchObject({ event_type: 'done', cancelled: true });
+    expect(events.filter((e) => e.event_type === 'text').length).toBeLessThan(100);
+  });
+
+  it('cancels the run when the client aborts a request waiting for the whole answer', async () => {
+    const session = `openai-abort-${Date.now()}`;
+    const controller = new AbortController();
+    const asked = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: '[[chunks:300]] [[slow:50]] long' }] }, { signal: controller.signal, headers: { 'X-DataAgent-Session': session } });
+    // Aborted once the run has started streaming.
+    for (let i = 0; i < 100 && !(await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY })).body?.messages?.length; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    controller.abort();
+    await expect(asked).rejects.toThrow();
+    const history = await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY });
+    const events = await runEvents(history.body.messages[0].run_id);
+    expect(events.at(-1)).toMatchObject({ event_type: 'done', cancelled: true });
+  });
+
+  it('refuses calls that need approval, tells the model, and answers', async () => {
+    const completion = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: '[[tool:http_request {"url":"http://127.0.0.1:9/x","method":"POST"}]] post it' }] });
+    expect(completion.choices[0]!.message.content).toContain('tool `http_request`: rejected');
+    const told = system.llm.requests.flatMap((r) => r.body.messages ?? []).find((m) => m.role === 'tool' && String(m.content).includes('nobody can be asked'));
+    expect(told).toBeDefined();
+  });
+
+  it('keeps the conversation as a DataAgent session when asked to', async () => {
+    const session = `openai-${Date.now()}`;
+    const first = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'first turn' }] }, { headers: { 'X-DataAgent-Session': session } });
+    expect(first.choices[0]!.message.content).toBeTruthy();
+    await client.chat.completions.create(
+      { model: 'default', messages: [{ role: 'user', content: 'first turn' }, { role: 'assistant', content: first.choices[0]!.message.content! }, { role: 'user', content: 'second turn' }] },
+      { headers: { 'X-DataAgent-Session': session } },
+    );
+    const history = await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY });
+    expect(history.body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content)).toEqual(['first turn', 'second turn']);
+    // Another user's session id is not theirs to use.
+    const other = new OpenAI({ baseURL: `${system.url}/v1`, apiKey: OTHER_API_KEY, maxRetries: 0 });
+    await expect(other.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'X-DataAgent-Session': session } })).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("answers errors in OpenAI's shape: bad key, unknown model, bad messages; X-API-Key works too", async () => {
+    const wrong = new OpenAI({ baseURL: `${system.url}/v1`, apiKey: 'not-a-key-at-all', maxRetries: 0 });
+    await expect(wrong.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(client.chat.completions.create({ model: 'gpt-nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+    await expect(client.chat.completions.create({ model: 'default', messages: [{ role: 'assistant', content: 'no question' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+
+    // A model that says it is busy is the client's 429, with a Retry-After to honour.
+    const busy = await fetch(`${system.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_API_KEY}` }, body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: '[[error:429]] busy' }] }) });
+    expect(busy.status).toBe(429);
+    expect(Number(busy.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await busy.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'llm_rate_limited' } });
+
+    const raw = await fetch(`${system.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body: JSON.stringify({ model: 'default' }) });
+    expect(raw.status).toBe(400);
+    expect(await raw.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'messages', code: 'validation_failed' } });
+    const models = await fetch(`${system.url}/v1/models`, { headers: { 'x-api-key': TEST_API_KEY } });
+    expect(models.status).toBe(200);
+  });
+});

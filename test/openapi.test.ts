@@ -1,0 +1,105 @@
+import { TestBrowser } from './support/browser.js';
+import { TestSystem } from './support/system.js';
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+}
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  security: Array<Record<string, string[]>>;
+  components: { securitySchemes: Record<string, Record<string, string>>; schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }> };
+}
+
+/**
+ * The routes the running gateway's router mapped, as `METHOD /path/{param}`: Nest logs each
+ * one as `Mapped {/path/:param, METHOD} route` while it starts (at log level info).
+ */
+function mappedRoutes(output: string[]): string[] {
+  const routes = new Set<string>();
+  for (const line of output) {
+    const match = /Mapped \{(\/[^,]*), (\w+)\} route/.exec(line);
+    if (match) routes.add(`${match[2]} ${match[1].replace(/:(\w+)/g, '{$1}')}`);
+  }
+  return [...routes].sort();
+}
+
+function documentedRoutes(document: OpenApiDocument): string[] {
+  return Object.entries(document.paths)
+    .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+    .sort();
+}
+
+/** The OpenAPI document at /docs/openapi.json and Swagger UI at /docs (issue 13). */
+describe('the OpenAPI document', () => {
+  let system: TestSystem;
+  let document: OpenApiDocument;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_LOG_LEVEL: 'info' } });
+    const res = await fetch(`${system.url}/docs/openapi.json`);
+    expect(res.status).toBe(200);
+    document = (await res.json()) as OpenApiDocument;
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  it('has every route the gateway registers, and none it does not', () => {
+    const mapped = mappedRoutes(system.gateway.output);
+    // The log was read: the REST API, the OpenAI-compatible API and the admin routes are there.
+    expect(mapped).toEqual(expect.arrayContaining(['POST /api/v1/chat', 'GET /api/v1/runs/{runId}/events', 'POST /v1/chat/completions', 'GET /v1/models', 'DELETE /api/v1/admin/api-keys/{keyId}', 'GET /api/v1/health/ready']));
+    expect(document.openapi).toMatch(/^3\./);
+    expect(documentedRoutes(document)).toEqual(mapped);
+  });
+
+  it('documents the auth header on every route but health, and the error body on every route', () => {
+    expect(document.components.securitySchemes.api_key).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.security).toEqual([{ api_key: [] }, { bearer: [] }]);
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        // Health needs no key (an empty requirement); everything else inherits the document's.
+        expect([where, operation.security]).toEqual([where, path.startsWith('/api/v1/health') ? [{}] : undefined]);
+        const schema = operation.responses.default?.content?.['application/json']?.schema?.$ref;
+        expect([where, schema]).toEqual([where, path.startsWith('/v1/') ? '#/components/schemas/OpenAiErrorBody' : '#/components/schemas/ApiErrorBody']);
+      }
+    }
+    expect(document.components.schemas.ApiErrorBody).toMatchObject({ required: ['error_code', 'message', 'details'] });
+    expect(Object.keys(document.components.schemas.OpenAiErrorBody.properties ?? {})).toEqual(['error']);
+  });
+
+  it('describes request bodies and query parameters from the DTOs', () => {
+    const chat = document.paths['/api/v1/chat'].post as Operation & { requestBody: { content: Record<string, { schema: { $ref: string } }> } };
+    expect(chat.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ChatRequestDto');
+    expect(document.components.schemas.ChatRequestDto).toMatchObject({ required: ['message'], properties: { message: {}, session_id: {}, assistant_id: {} } });
+    // Every property has its type: none falls back to an empty `Object` schema.
+    expect(Object.keys(document.components.schemas)).not.toContain('Object');
+    const sessions = document.paths['/api/v1/sessions'].get as Operation & { parameters: Array<{ name: string; in: string }> };
+    expect(sessions.parameters.map((p) => `${p.in}:${p.name}`).sort()).toEqual(['query:limit', 'query:offset']);
+  });
+
+  it('serves Swagger UI at /docs from the gateway alone, listing every operation', async () => {
+    const res = await fetch(`${system.url}/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await res.text()).toContain('swagger-ui-bundle.js');
+
+    const browser = await TestBrowser.launch();
+    try {
+      const watched = await browser.open(system.url);
+      await watched.page.goto('/docs');
+      const operations = watched.page.locator('.opblock');
+      await operations.first().waitFor({ timeout: 30_000 });
+      expect(await operations.count()).toBe(documentedRoutes(document).length);
+      expect(watched.foreignRequests()).toEqual([]);
+      expect(watched.unexpectedConsoleErrors()).toEqual([]);
+      await watched.close();
+    } finally {
+      await browser.close();
+    }
+  });
+});
