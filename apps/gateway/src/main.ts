@@ -17,6 +17,7 @@ import { startTracing } from '#telemetry/tracing.js';
 import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
 import { instrumentHttp } from './metrics/http-metrics.js';
+import { serveQueueDepth } from './metrics/queue-depth.js';
 import { serveWebUi } from './web/web-ui.js';
 import { serveApiDocs } from './docs/api-docs.js';
 import { serveQueueBoard } from './admin/queue-board.js';
@@ -45,6 +46,8 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => app.get(Logger).error({ err }, 'unhandled rejection'));
   // First of all: every request is counted, and /metrics answers outside the API's checks.
   instrumentHttp(app, app.get(Metrics), settings.metrics);
+  // The figure KEDA scales the workers on, beside /metrics and under the same token.
+  serveQueueDepth(app, settings.metrics);
   app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
   // Validation walks bodies recursively: bound their depth and drop prototype keys first.
   app.use((req: Request, res: Response, next: NextFunction) => {

@@ -30,6 +30,15 @@ export interface RunJobData {
 
 export const RUN_JOB_NAME = 'run';
 
+/** Runs in the queue by state; `pending` is all of them: the runs that need a worker slot now or soon. */
+export interface QueueDepth {
+  waiting: number;
+  prioritized: number;
+  delayed: number;
+  active: number;
+  pending: number;
+}
+
 /** How many finished jobs Redis keeps (`count`) and for how long (`age`, seconds), per outcome. */
 export interface FinishedJobRetention {
   completed: KeepJobs;
@@ -90,8 +99,17 @@ export class RunQueue {
 
   /** Runs waiting plus running, for admission control. */
   async pendingCount(): Promise<number> {
-    const counts = await this.queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed');
-    return Object.values(counts).reduce((a, b) => a + b, 0);
+    return (await this.depth()).pending;
+  }
+
+  /**
+   * The queue's runs by state, read in one Redis script (a consistent snapshot). BullMQ keeps
+   * each state in a key of its own: a run deferred behind its session's earlier run is
+   * `delayed`, one added with a priority `prioritized`, so the `wait` list alone undercounts.
+   */
+  async depth(): Promise<QueueDepth> {
+    const { waiting = 0, prioritized = 0, delayed = 0, active = 0 } = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    return { waiting, prioritized, delayed, active, pending: waiting + prioritized + delayed + active };
   }
 
   async close(): Promise<void> {

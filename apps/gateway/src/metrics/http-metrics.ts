@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Application, NextFunction, Request, Response } from 'express';
+import type { Application, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { MetricsConfig } from '#core/config/settings.js';
 import { scrapeAllowed, type Metrics } from '#telemetry/metrics.js';
 
@@ -36,11 +36,15 @@ export function instrumentHttp(app: NestExpressApplication, metrics: Metrics, co
     next();
   });
   if (!config.enabled) return;
-  http.get(METRICS_PATH, (req: Request, res: Response, next: NextFunction) => {
-    if (!scrapeAllowed(req.headers.authorization, config.token)) {
-      res.status(401).set('WWW-Authenticate', 'Bearer').json({ error_code: 'unauthorized', message: 'A bearer token is required to read the metrics (DATAAGENT_METRICS_TOKEN)', details: {} });
-      return;
-    }
+  http.get(METRICS_PATH, scrapeGuard(config), (req: Request, res: Response, next: NextFunction) => {
     metrics.scrape().then((text) => res.type(metrics.contentType).send(text), next);
   });
+}
+
+/** Answers 401 unless the request may read the metrics (`Authorization: Bearer` DATAAGENT_METRICS_TOKEN, when set). */
+export function scrapeGuard(config: MetricsConfig): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (scrapeAllowed(req.headers.authorization, config.token)) return next();
+    res.status(401).set('WWW-Authenticate', 'Bearer').json({ error_code: 'unauthorized', message: 'A bearer token is required to read the metrics (DATAAGENT_METRICS_TOKEN)', details: {} });
+  };
 }
