@@ -11,7 +11,7 @@ import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import type { ChatModel } from '#core/llm/chat-model.js';
 import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
-import { buildBuiltinTools } from './builtin-tools.js';
+import { buildBuiltinTools } from '#core/tools/builtin/builtin-tools.js';
 
 /**
  * The worker's assistants: the built-in catalog, each on its own model (DATAAGENT_MODEL unless it

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import { findAssistant } from '#core/engine/assistant-catalog.js';
+import { AgentFactory } from '#core/engine/agent-factory.js';
+import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
+import { ToolPromptMiddleware } from '#core/engine/tool-prompt.middleware.js';
+import type { EventDict } from '#core/events/execution-event.js';
+import { approvalPolicy } from '#core/hitl/hitl-handler.js';
+import { buildBuiltinTools } from '#core/tools/builtin/builtin-tools.js';
+import type { Caller } from '#core/session/caller.js';
+import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
+import { assistantModelName, createModel } from '#llm/create-chat-model.js';
+import type { ApprovalMode } from '../hitl/approval-mode.js';
+import { nonInteractiveApprovals } from '../hitl/local-approvals.js';
+import type { AgentBackend } from './agent-backend.js';
+import { SessionFiles } from './session-files.js';
+
+/** The one person a local CLI works for: their workspace is `<home>/workspaces/local`. */
+const LOCAL_CALLER: Caller = { tenantId: 'local', userId: 'local', role: 'user' };
+
+export interface LocalSettings {
+  llm: LlmConfig;
+  tools: ToolsConfig;
+  worker: WorkerConfig;
+}
+
+export interface LocalOptions {
+  /** Sessions and workspaces live below it ($DATAAGENT_CLI_HOME, default ~/.dataagent). */
+  home: string;
+  assistantId: string;
+  approvals: ApprovalMode;
+  /** Continue this session; default a new one. */
+  resume?: string;
+}
+
+/** Thrown for an assistant id the catalog does not have. */
+export class UnknownAssistantError extends Error {}
+
+/**
+ * The agent in the CLI's own process (seed 002's DataAgentCli): the worker's assistant and
+ * built-in tools on libs/core, with no Redis or MySQL; the history is kept in session files.
+ */
+export class LocalBackend implements AgentBackend {
+  private readonly sessions: SessionFiles;
+  private readonly factory: AgentFactory;
+  sessionId: string | undefined;
+
+  /**
+   * @throws UnknownAssistantError for an unknown assistant; Error naming the missing variable
+   *   when the model's provider has no key.
+   */
+  constructor(settings: LocalSettings, private readonly options: LocalOptions) {
+    const assistant = findAssistant(options.assistantId);
+    if (!assistant) throw new UnknownAssistantError(`unknown assistant: ${options.assistantId}`);
+    const { llm, tools, worker } = settings;
+    const workspaces = new WorkspaceRegistry({ rootTemplate: join(options.home, 'workspaces', '{user_id}') });
+    const middleware: AgentMiddleware[] = worker.toolPrompt ? [new ToolPromptMiddleware()] : [];
+    this.factory = new AgentFactory([
+      {
+        ...assistant,
+        model: createModel(assistantModelName(assistant, llm), llm),
+        maxIterations: worker.maxIterations,
+        maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
+        approvalPolicy: approvalPolicy(worker.hitlTools),
+        hitl: nonInteractiveApprovals(options.approvals),
+        tools: buildBuiltinTools(tools, workspaces.forCaller.bind(workspaces)),
+        toolTimeoutMs: tools.toolTimeoutMs,
+        toolResultMaxBytes: tools.toolResultMaxBytes,
+        enableToolActionParsing: worker.enableToolActionParsing,
+        enableJsonToolCalls: worker.enableJsonToolCalls,
+        middleware,
+      },
+    ]);
+    this.sessions = new SessionFiles(join(options.home, 'sessions'));
+    this.sessionId = options.resume;
+  }
+
+  /** @throws UnknownSessionError when the resumed session has no file. */
+  async *run(message: string, signal: AbortSignal): AsyncIterable<EventDict> {
+    const sessionId = (this.sessionId ??= randomUUID());
+    const history = this.options.resume === sessionId ? this.sessions.history(sessionId) : [];
+    this.options.resume = sessionId;
+    this.sessions.append(sessionId, { role: 'user', content: message });
+    const executor = this.factory.create(this.options.assistantId);
+    let seq = 0;
+    const events = executor.execute(message, sessionId, {
+      runId: randomUUID(),
+      caller: LOCAL_CALLER,
+      history,
+      signal,
+      onMessage: (m) => this.sessions.append(sessionId, m),
+    });
+    for await (const event of events) {
+      // No event log numbers them here; clients of --json still get an ordered seq.
+      event.seq = ++seq;
+      yield event.toDict();
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,94 @@
+import 'reflect-metadata';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError, loadConfigs } from '#core/config/env.js';
+import { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import { DEFAULT_ASSISTANT_ID } from '#core/engine/assistant-catalog.js';
+import { describeChatModel, resolveModel } from '#llm/create-chat-model.js';
+import type { AgentBackend } from './agent/agent-backend.js';
+import { LocalBackend, UnknownAssistantError } from './agent/local-backend.js';
+import { RemoteBackend } from './agent/remote-backend.js';
+import { UnknownSessionError } from './agent/session-files.js';
+import { EXIT } from './commands/exit-codes.js';
+import { runPrint } from './commands/print.command.js';
+import { readQuestion } from './input/read-question.js';
+
+interface Flags {
+  print?: string;
+  json?: boolean;
+  server?: string;
+  apiKey?: string;
+  resume?: string;
+  assistant: string;
+  approveAll?: boolean;
+  yes?: boolean;
+}
+
+const program = new Command('dataagent')
+  .description('DataAgent from the terminal: the agent runs here (local mode) or on a gateway (--server).')
+  .addOption(new Option('-p, --print <question>', 'answer QUESTION ("-": read it from stdin), print the answer and exit'))
+  .option('--json', 'with -p: print every event as a JSON line')
+  .option('--server <url>', 'run on a DataAgent gateway instead of in this process')
+  .addOption(new Option('--api-key <key>', 'API key for --server').env('DATAAGENT_API_KEY'))
+  .option('--resume <session_id>', 'continue an earlier session')
+  .option('--assistant <id>', 'assistant to talk to', DEFAULT_ASSISTANT_ID)
+  .option('--approve-all', 'approve every call that needs approval (default: reject it, which ends the run)')
+  .option('-y, --yes', 'the same as --approve-all')
+  .exitOverride()
+  .showHelpAfterError();
+
+/** Parses the command line and runs; resolves to the exit code. */
+async function main(argv: string[]): Promise<number> {
+  try {
+    program.parse(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw err;
+  }
+  const flags = program.opts<Flags>();
+  if (flags.print === undefined) {
+    process.stderr.write('dataagent: the interactive terminal UI is not built yet: ask with -p "question" (see --help)\n');
+    return EXIT.usage;
+  }
+  const question = await readQuestion(flags.print);
+  if (!question) {
+    process.stderr.write('dataagent: the question is empty\n');
+    return EXIT.usage;
+  }
+  let backend: AgentBackend | undefined;
+  try {
+    backend = await open(flags);
+    const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+    return await runPrint(backend, question, { json: flags.json === true }, { out: process.stdout, err: process.stderr, color });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`dataagent: bad configuration:\n${err.problems.map((p) => `  ${p}`).join('\n')}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof UnknownAssistantError || err instanceof UnknownSessionError) {
+      process.stderr.write(`dataagent: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    // GatewayError, a model without its key, a workspace that cannot be written: the run failed.
+    process.stderr.write(`dataagent: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.error;
+  } finally {
+    await backend?.close();
+  }
+}
+
+/** The gateway with --server, else the agent in this process, configured like the server's workers. */
+async function open(flags: Flags): Promise<AgentBackend> {
+  const approvals = flags.approveAll || flags.yes ? 'approve_all' : 'reject';
+  if (flags.server) return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
+  // Only the environment: the command line's flags are the CLI's own.
+  const settings = loadConfigs({ llm: LlmConfig, tools: ToolsConfig, worker: WorkerConfig }, process.env, []);
+  if (resolveModel(settings.llm.model, settings.llm).provider === 'offline') process.stderr.write(`dataagent: ${describeChatModel(settings.llm)}\n`);
+  const home = process.env.DATAAGENT_CLI_HOME || join(homedir(), '.dataagent');
+  return new LocalBackend(settings, { home, assistantId: flags.assistant, approvals, resume: flags.resume });
+}
+
+process.exitCode = await main(process.argv);
+// An idle keep-alive connection (the model's HTTP client) must not hold the answer's exit back.
+setTimeout(() => process.exit(), 1000).unref();
