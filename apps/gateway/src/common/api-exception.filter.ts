@@ -19,7 +19,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return;
     }
     for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.status(error.status).json(error.toBody());
+    const { status, body } = this.answer(error);
+    res.status(status).json(body);
+  }
+
+  /** The status and body an error is answered with; routes that speak another API's dialect override it. */
+  protected answer(error: ApiError): { status: number; body: unknown } {
+    return { status: error.status, body: error.toBody() };
   }
 }
 

@@ -1,7 +1,6 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import { Catch } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
-import { toApiError } from '../common/api-exception.filter.js';
+import { ApiExceptionFilter } from '../common/api-exception.filter.js';
 
 /** OpenAI's error `type` for each status, so clients' own error classes apply. */
 function errorType(status: number): string {
@@ -24,18 +23,8 @@ export function openAiErrorBody(error: ApiError) {
  * Retry-After as everywhere else (a 422 of the validation pipe is OpenAI's 400).
  */
 @Catch()
-export class OpenAiErrorFilter implements ExceptionFilter {
-  private readonly logger = new Logger('openai');
-
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    const error = toApiError(exception);
-    if (error.status === 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.status(error.status === 422 ? 400 : error.status).json(openAiErrorBody(error));
+export class OpenAiErrorFilter extends ApiExceptionFilter {
+  protected override answer(error: ApiError): { status: number; body: unknown } {
+    return { status: error.status === 422 ? 400 : error.status, body: openAiErrorBody(error) };
   }
 }
