@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventDict } from '#core/events/execution-event.js';
+import { EVERYTHING } from './support/mcp-servers.js';
 import { lastUserText, ScriptedLlmServer } from './support/scripted-llm-server.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -154,6 +155,32 @@ describe('dataagent CLI, local mode (the agent in its own process)', () => {
     const interactive = await cli([], env);
     expect(interactive.code).toBe(2);
     expect(interactive.stderr).toContain('interactive terminal UI is not built yet');
+  });
+
+  describe('MCP servers (Req 29)', () => {
+    const ECHO = '[[tool:everything__echo {"message":"hi"}]] go';
+    const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
+    const broken = { command: 'dataagent-test-no-such-command' };
+
+    it('--mcp-config with a servers list: the working server\'s tool runs, the broken one is warned about', async () => {
+      const file = join(home, 'mcp-list.json');
+      writeFileSync(file, JSON.stringify({ servers: [{ name: 'everything', ...everything }, { name: 'broken', ...broken }] }));
+      const run = await cli(['-p', ECHO, '--mcp-config', file], env);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('Echo: hi');
+      expect(run.stderr).toMatch(/MCP server broken not connected: .+/);
+      expect(run.stderr).not.toMatch(/MCP server everything not connected/);
+    });
+
+    it('~/.deepagents/<assistant>/mcp.json with an mcpServers map is read without the flag', async () => {
+      const fakeHome = join(home, 'user-home');
+      mkdirSync(join(fakeHome, '.deepagents', 'default'), { recursive: true });
+      writeFileSync(join(fakeHome, '.deepagents', 'default', 'mcp.json'), JSON.stringify({ mcpServers: { everything, broken } }));
+      const run = await cli(['-p', ECHO], { ...env, HOME: fakeHome });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('Echo: hi');
+      expect(run.stderr).toMatch(/MCP server broken not connected: .+/);
+    });
   });
 });
 

@@ -3,11 +3,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
+import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { DEFAULT_ASSISTANT_ID } from '#core/engine/assistant-catalog.js';
 import { describeChatModel, resolveModel } from '#llm/create-chat-model.js';
 import type { AgentBackend } from './agent/agent-backend.js';
 import { LocalBackend, UnknownAssistantError } from './agent/local-backend.js';
+import { localMcpConfigPath, McpConfigFileError, openLocalMcp, type LocalMcp } from './agent/local-mcp.js';
 import { RemoteBackend } from './agent/remote-backend.js';
 import { UnknownSessionError } from './agent/session-files.js';
 import { EXIT } from './commands/exit-codes.js';
@@ -23,6 +25,7 @@ interface Flags {
   assistant: string;
   approveAll?: boolean;
   yes?: boolean;
+  mcpConfig?: string;
 }
 
 const program = new Command('dataagent')
@@ -35,6 +38,7 @@ const program = new Command('dataagent')
   .option('--assistant <id>', 'assistant to talk to', DEFAULT_ASSISTANT_ID)
   .option('--approve-all', 'approve every call that needs approval (default: reject it, which ends the run)')
   .option('-y, --yes', 'the same as --approve-all')
+  .option('--mcp-config <path>', 'local mode: MCP servers to connect (default ~/.deepagents/<assistant>/mcp.json when it exists)')
   .exitOverride()
   .showHelpAfterError();
 
@@ -66,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`dataagent: bad configuration:\n${err.problems.map((p) => `  ${p}`).join('\n')}\n`);
       return EXIT.usage;
     }
-    if (err instanceof UnknownAssistantError || err instanceof UnknownSessionError) {
+    if (err instanceof UnknownAssistantError || err instanceof UnknownSessionError || err instanceof McpConfigFileError) {
       process.stderr.write(`dataagent: ${err.message}\n`);
       return EXIT.usage;
     }
@@ -83,10 +87,19 @@ async function open(flags: Flags): Promise<AgentBackend> {
   const approvals = flags.approveAll || flags.yes ? 'approve_all' : 'reject';
   if (flags.server) return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
   // Only the environment: the command line's flags are the CLI's own.
-  const settings = loadConfigs({ llm: LlmConfig, tools: ToolsConfig, worker: WorkerConfig }, process.env, []);
+  const settings = loadConfigs({ llm: LlmConfig, tools: ToolsConfig, worker: WorkerConfig, mcp: McpRuntimeConfig }, process.env, []);
   if (resolveModel(settings.llm.model, settings.llm).provider === 'offline') process.stderr.write(`dataagent: ${describeChatModel(settings.llm)}\n`);
   const home = process.env.DATAAGENT_CLI_HOME || join(homedir(), '.dataagent');
-  return new LocalBackend(settings, { home, assistantId: flags.assistant, approvals, resume: flags.resume });
+  const mcpFile = localMcpConfigPath(flags.mcpConfig, flags.assistant);
+  const mcp: LocalMcp | undefined = mcpFile
+    ? await openLocalMcp(mcpFile, { config: settings.mcp, outboundAllowlist: settings.tools.outboundAllowlist, textTools: settings.worker.toolPrompt, warn: (line) => process.stderr.write(`dataagent: ${line}\n`) })
+    : undefined;
+  try {
+    return new LocalBackend(settings, { home, assistantId: flags.assistant, approvals, resume: flags.resume, mcp });
+  } catch (err) {
+    await mcp?.close();
+    throw err;
+  }
 }
 
 process.exitCode = await main(process.argv);

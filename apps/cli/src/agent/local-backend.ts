@@ -4,16 +4,19 @@ import type { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings
 import { findAssistant } from '#core/engine/assistant-catalog.js';
 import { AgentFactory } from '#core/engine/agent-factory.js';
 import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
+import { NO_RUN_TOOLS } from '#core/engine/run-tools.js';
 import { ToolPromptMiddleware } from '#core/engine/tool-prompt.middleware.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
 import { buildBuiltinTools } from '#core/tools/builtin/builtin-tools.js';
+import type { Tool } from '#core/tools/tool.js';
 import type { Caller } from '#core/session/caller.js';
 import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';
 import { nonInteractiveApprovals } from '../hitl/local-approvals.js';
 import type { AgentBackend } from './agent-backend.js';
+import type { LocalMcp } from './local-mcp.js';
 import { SessionFiles } from './session-files.js';
 
 /** The one person a local CLI works for: their workspace is `<home>/workspaces/local`. */
@@ -32,6 +35,8 @@ export interface LocalOptions {
   approvals: ApprovalMode;
   /** Continue this session; default a new one. */
   resume?: string;
+  /** MCP servers whose tools each run gets; closed with the backend. */
+  mcp?: LocalMcp;
 }
 
 /** Thrown for an assistant id the catalog does not have. */
@@ -44,6 +49,8 @@ export class UnknownAssistantError extends Error {}
 export class LocalBackend implements AgentBackend {
   private readonly sessions: SessionFiles;
   private readonly factory: AgentFactory;
+  private readonly tools: Tool[];
+  private readonly middleware: AgentMiddleware[];
   sessionId: string | undefined;
 
   /**
@@ -56,6 +63,8 @@ export class LocalBackend implements AgentBackend {
     const { llm, tools, worker } = settings;
     const workspaces = new WorkspaceRegistry({ rootTemplate: join(options.home, 'workspaces', '{user_id}') });
     const middleware: AgentMiddleware[] = worker.toolPrompt ? [new ToolPromptMiddleware()] : [];
+    this.tools = buildBuiltinTools(tools, workspaces.forCaller.bind(workspaces));
+    this.middleware = middleware;
     this.factory = new AgentFactory([
       {
         ...assistant,
@@ -64,7 +73,7 @@ export class LocalBackend implements AgentBackend {
         maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
         approvalPolicy: approvalPolicy(worker.hitlTools),
         hitl: nonInteractiveApprovals(options.approvals),
-        tools: buildBuiltinTools(tools, workspaces.forCaller.bind(workspaces)),
+        tools: this.tools,
         toolTimeoutMs: tools.toolTimeoutMs,
         toolResultMaxBytes: tools.toolResultMaxBytes,
         enableToolActionParsing: worker.enableToolActionParsing,
@@ -82,21 +91,32 @@ export class LocalBackend implements AgentBackend {
     const history = this.options.resume === sessionId ? this.sessions.history(sessionId) : [];
     this.options.resume = sessionId;
     this.sessions.append(sessionId, { role: 'user', content: message });
-    const executor = this.factory.create(this.options.assistantId);
-    let seq = 0;
-    const events = executor.execute(message, sessionId, {
-      runId: randomUUID(),
-      caller: LOCAL_CALLER,
-      history,
-      signal,
-      onMessage: (m) => this.sessions.append(sessionId, m),
-    });
-    for await (const event of events) {
-      // No event log numbers them here; clients of --json still get an ordered seq.
-      event.seq = ++seq;
-      yield event.toDict();
+    const runId = randomUUID();
+    const { mcp, assistantId } = this.options;
+    const equipped = mcp ? await mcp.provider({ caller: LOCAL_CALLER, runId, sessionId, assistantId, signal }) : NO_RUN_TOOLS;
+    try {
+      // As in the worker: the run's MCP middleware (injection) before the tool prompt describes the tools.
+      const executor = this.factory.create(assistantId, { tools: [...this.tools, ...equipped.tools], middleware: [...equipped.middleware, ...this.middleware] });
+      let seq = 0;
+      const events = executor.execute(message, sessionId, {
+        runId,
+        caller: LOCAL_CALLER,
+        history,
+        signal,
+        onMessage: (m) => this.sessions.append(sessionId, m),
+      });
+      for await (const event of events) {
+        // No event log numbers them here; clients of --json still get an ordered seq.
+        event.seq = ++seq;
+        yield event.toDict();
+      }
+    } finally {
+      await equipped.release();
     }
   }
 
-  async close(): Promise<void> {}
+  /** Closes the MCP connections and stops their stdio servers. */
+  async close(): Promise<void> {
+    await this.options.mcp?.close();
+  }
 }
