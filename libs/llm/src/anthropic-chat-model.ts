@@ -5,7 +5,7 @@ import { LlmRequestError, retryAfterSeconds } from '#core/llm/llm-request-error.
 import { wireToolName } from '#core/tools/tool-names.js';
 import { toAnthropicConversation, toAnthropicTool } from './anthropic-messages.js';
 import { parseArguments, safeUrl } from './openai-chat-model.js';
-import { abortError, describeCause } from './stream-failures.js';
+import { abortError, describeCause, RequestWatch } from './stream-failures.js';
 
 export const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 
@@ -89,16 +89,7 @@ export class AnthropicChatModel implements ChatModel {
   /** Streams one message. @throws AbortError when `signal` fires; {@link LlmRequestError} on failure. */
   async *stream({ messages, tools, signal }: ModelRequest): AsyncIterable<ModelChunk> {
     if (signal.aborted) throw abortError();
-    const request = new AbortController();
-    const onAbort = () => request.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    // The SDK's timeout ends at the response headers; this one also covers a stream gone silent.
-    let stage: 'connecting' | 'streaming' = 'connecting';
-    let expired = false;
-    const silence = setTimeout(() => {
-      expired = true;
-      request.abort();
-    }, this.timeoutMs).unref();
+    const watch = new RequestWatch(signal, this.timeoutMs);
     try {
       const { system, messages: wire } = toAnthropicConversation(messages);
       const params: MessageCreateParamsStreaming = { model: this.model, max_tokens: this.maxTokens, messages: wire, stream: true };
@@ -108,12 +99,11 @@ export class AnthropicChatModel implements ChatModel {
       if (tools.length > 0) params.tools = tools.map(toAnthropicTool);
       let events: AsyncIterable<RawMessageStreamEvent>;
       try {
-        events = await this.client.messages.create(params, { signal: request.signal });
+        events = await this.client.messages.create(params, { signal: watch.signal });
       } catch (err) {
-        throw this.failure(err, signal, expired ? stage : undefined);
+        throw this.failure(err, signal, watch.timedOut);
       }
-      stage = 'streaming';
-      silence.refresh();
+      watch.streaming();
 
       const calls = new Map<number, { id: string; name: string; json: string; input: unknown }>();
       const usage = { input: 0, output: 0 };
@@ -121,7 +111,7 @@ export class AnthropicChatModel implements ChatModel {
       let stopped = false;
       try {
         for await (const event of events) {
-          silence.refresh();
+          watch.alive();
           if (event.type === 'message_start') {
             usage.input = inputTokens(event.message.usage) ?? 0;
             usage.output = event.message.usage.output_tokens;
@@ -146,10 +136,10 @@ export class AnthropicChatModel implements ChatModel {
           }
         }
       } catch (err) {
-        throw this.failure(err, signal, expired ? stage : undefined);
+        throw this.failure(err, signal, watch.timedOut);
       }
       // Aborted mid-stream, the SDK ends its iterator quietly instead of throwing.
-      if (signal.aborted || expired) throw this.failure(undefined, signal, expired ? stage : undefined);
+      if (signal.aborted || watch.timedOut) throw this.failure(undefined, signal, watch.timedOut);
       if (!stopped) throw new LlmRequestError(`LLM stream from ${this.where()} broke off before message_stop`);
       if (calls.size > 0) {
         const complete: ToolCallRequest[] = [...calls.entries()]
@@ -160,8 +150,7 @@ export class AnthropicChatModel implements ChatModel {
       yield { type: 'usage', inputTokens: usage.input, outputTokens: usage.output };
       yield { type: 'finish', reason: stopReason ? (FINISH_REASONS[stopReason] ?? stopReason) : calls.size > 0 ? 'tool_calls' : 'stop' };
     } finally {
-      clearTimeout(silence);
-      signal.removeEventListener('abort', onAbort);
+      watch.dispose();
     }
   }
 

@@ -9,7 +9,7 @@ import type {
 import type { ChatMessage, ChatModel, ModelChunk, ModelRequest, ToolCallRequest, ToolSpec } from '#core/llm/chat-model.js';
 import { LlmRequestError, retryAfterSeconds } from '#core/llm/llm-request-error.js';
 import { wireToolName } from '#core/tools/tool-names.js';
-import { abortError, describeCause } from './stream-failures.js';
+import { abortError, describeCause, RequestWatch } from './stream-failures.js';
 
 /** Sent as the bearer token to servers that need none (Ollama, vLLM, llama.cpp, LM Studio). */
 export const PLACEHOLDER_API_KEY = 'not-needed';
@@ -76,18 +76,7 @@ export class OpenAIChatModel implements ChatModel {
   /** Streams one completion. @throws AbortError when `signal` fires; {@link LlmRequestError} on failure. */
   async *stream({ messages, tools, signal }: ModelRequest): AsyncIterable<ModelChunk> {
     if (signal.aborted) throw abortError();
-    // One controller per request: the caller's signal and our silence timer both abort it.
-    const request = new AbortController();
-    const onAbort = () => request.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    // The SDK's own timeout ends at the response headers; this timer also covers a stream that
-    // goes silent afterwards, which would otherwise hold the run forever.
-    let stage: 'connecting' | 'streaming' = 'connecting';
-    let expired = false;
-    const silence = setTimeout(() => {
-      expired = true;
-      request.abort();
-    }, this.timeoutMs).unref();
+    const watch = new RequestWatch(signal, this.timeoutMs);
     try {
       const params: ChatCompletionCreateParamsStreaming = { model: this.model, messages: toWireMessages(messages), stream: true };
       // Names with dots (MCP's `server.tool`) go out in a spelling the API accepts and come back as they were.
@@ -95,18 +84,17 @@ export class OpenAIChatModel implements ChatModel {
       if (tools.length > 0) params.tools = tools.map(toWireTool);
       let completion: AsyncIterable<ChatCompletionChunk>;
       try {
-        completion = await this.client.chat.completions.create(params, { signal: request.signal });
+        completion = await this.client.chat.completions.create(params, { signal: watch.signal });
       } catch (err) {
-        throw this.failure(err, signal, expired ? stage : undefined);
+        throw this.failure(err, signal, watch.timedOut);
       }
-      stage = 'streaming';
-      silence.refresh();
+      watch.streaming();
 
       const calls = new ToolCallAssembler();
       let finishReason: string | undefined;
       try {
         for await (const chunk of completion) {
-          silence.refresh();
+          watch.alive();
           const choice = chunk.choices?.[0];
           if (!choice) continue;
           const delta = choice.delta;
@@ -115,15 +103,14 @@ export class OpenAIChatModel implements ChatModel {
           if (choice.finish_reason) finishReason = choice.finish_reason;
         }
       } catch (err) {
-        throw this.failure(err, signal, expired ? stage : undefined);
+        throw this.failure(err, signal, watch.timedOut);
       }
       // Aborted mid-stream, the SDK ends its iterator quietly instead of throwing.
-      if (signal.aborted || expired) throw this.failure(undefined, signal, expired ? stage : undefined);
+      if (signal.aborted || watch.timedOut) throw this.failure(undefined, signal, watch.timedOut);
       if (calls.size > 0) yield { type: 'tool_calls', calls: calls.complete().map((call) => ({ ...call, name: byWireName.get(call.name) ?? call.name })) };
       yield { type: 'finish', reason: finishReason ?? 'stop' };
     } finally {
-      clearTimeout(silence);
-      signal.removeEventListener('abort', onAbort);
+      watch.dispose();
     }
   }
 
