@@ -103,11 +103,20 @@ describe("users' own MCP servers", () => {
     expect((await list('bob', BOB)).servers).toEqual([expect.objectContaining({ name: 'mine', status: 'connected', tool_count: 2 })]);
 
     const tools = async (user: string, server: string, key: string) => api(system.url, 'GET', `/users/${user}/mcp-servers/${server}/tools`, { apiKey: key });
-    const aliceTools = (await tools('alice', 'mine', ALICE)).body;
+    // The worker stores a catalog off the run's path, just after it connects: wait for it to land.
+    const storedTools = async (user: string, key: string) => {
+      let body = (await tools(user, 'mine', key)).body;
+      for (const deadline = Date.now() + 10_000; body.version === null && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 100));
+        body = (await tools(user, 'mine', key)).body;
+      }
+      return body;
+    };
+    const aliceTools = await storedTools('alice', ALICE);
     expect(aliceTools).toMatchObject({ server_name: 'mine', scope: 'user', version: expect.any(String), partial: false });
     expect(aliceTools.tools.map((t: { name: string }) => t.name).sort()).toEqual(['mine.echo', 'mine.slow']);
     expect(aliceTools.tools[0]).toMatchObject({ input_schema: { type: 'object' }, schema_version: expect.stringMatching(/^[0-9a-f]{16}$/) });
-    expect((await tools('bob', 'mine', BOB)).body.tools.map((t: { name: string }) => t.name).sort()).toEqual(['mine.echo', 'mine.wait']);
+    expect((await storedTools('bob', BOB)).tools.map((t: { name: string }) => t.name).sort()).toEqual(['mine.echo', 'mine.wait']);
     // Another user's catalog is not found; the global server's catalog is everyone's.
     expect((await tools('alice', 'mine', BOB)).status).toBe(404);
     const globalTools = (await tools('bob', 'shared', BOB)).body;
