@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { CPU_TARGET_US_PER_EVENT, hopFloors, roundLabel } from './bench-targets.js';
 import type { ClockOffset } from './clock-offset.js';
 import type { FairnessFigures } from './fairness.js';
 import type { McpFigures } from './mcp-bench.js';
@@ -12,38 +13,101 @@ export interface FloorFigure {
   name: string;
   how: string;
   latency: LatencySummary;
+  /** The Socket.IO floor server's own CPU per emitted event, µs (its process CPU time / events emitted). */
+  cpuUsPerEvent?: number;
+}
+
+/** CPU per delivered event, µs: gateway, the workers summed, and both. */
+export interface CpuPerEvent {
+  gateway: number;
+  workers: number;
+  total: number;
 }
 
 export interface RoundFigures {
+  /** Streams (one socket and one run each). */
   sessions: number;
+  /** Text chunks per second per stream. */
+  rate: number;
+  chunks: number;
+  message: string;
   completed: number;
   failed: number;
   failures: Record<string, number>;
   runStarted: LatencySummary;
   perEventOverhead: LatencySummary;
   ack: LatencySummary;
+  emitToQueued: LatencySummary;
   emitToWorkerStart: LatencySummary;
   llmToWorker: LatencySummary;
   workerToClient: LatencySummary;
   connectMs: number;
   wallMs: number;
   clientLoopDelayMs: { p50: number; p99: number; max: number };
-  /** Percent of one core per process while the round ran: average and busiest second. */
+  /** Every event the clients received, of every type. */
+  eventsReceived: number;
+  /** Text events carrying at least one stamped chunk (fewer than the chunks when text coalescing merges them). */
+  stampedTextEvents: number;
+  /** eventsReceived / wall time (first chat sent → last run settled). */
+  eventsPerSecond: number;
+  /** Runs whose events broke seq 1..n, one done, nothing after it (bench/run-check.ts), by first problem. */
+  gapped: number;
+  gaps: Record<string, number>;
+  failedOrGapped: number;
+  /** Per process while the round ran (connect, stream, and the settle time after): % of one core, CPU seconds. */
+  cpu: Record<string, CpuUse>;
+  /** CPU seconds of the round / eventsReceived. */
+  cpuPerEventUs: CpuPerEvent;
+}
+
+/** CPU per run: many runs each answering one short chunk (submit, start, stream one chunk, done, archive). */
+export interface PerRunCpuFigures {
+  runs: number;
+  message: string;
+  staggerMs: number;
+  completed: number;
+  failed: number;
+  gapped: number;
+  failedOrGapped: number;
+  runStarted: LatencySummary;
+  /** The CPU window: first chat sent → last run settled + settle time, s. */
+  windowSeconds: number;
+  cpuMsPerRun: CpuPerEvent;
   cpu: Record<string, CpuUse>;
 }
 
+/** REST cancels sent all at once while the runs stream (bench/cancel-burst.ts). */
+export interface CancelBurstFigures {
+  runs: number;
+  message: string;
+  /** Client sends the REST cancel → that run's done{cancelled} on its socket, ms. */
+  latency: LatencySummary;
+  /** The REST answer's round trip, ms. */
+  rest: LatencySummary;
+  cancelled: number;
+  notCancelled: number;
+  noDone: number;
+  refused: Record<string, number>;
+  gaps: Record<string, number>;
+  targetP99Ms: number;
+  seedMs: number;
+}
+
+/** One line of the issue's targets table, beside the floor of the same run. */
 export interface TargetCheck {
-  what: string;
-  limitMs: number;
-  valueMs: number;
-  met: boolean;
+  figure: string;
+  target: string;
+  measured: string;
+  floor: string;
+  /** Undefined when the figure was not measured in this run. */
+  met?: boolean;
 }
 
 /** Everything one run measured; written as JSON and printed as tables. */
 export interface BenchReport {
   startedAt: string;
   machine: { cpus: number; cpuModel: string; node: string };
-  workload: { message: string; chunks: number; chunkIntervalMs: number; staggerMs: number; warmupSessions: number };
+  workload: { streamSeconds: number; staggerMs: number; warmupSessions: number; warmupMessage: string };
   clockOffset: ClockOffset;
   floors: FloorFigure[];
   rounds: RoundFigures[];
@@ -51,8 +115,12 @@ export interface BenchReport {
   parserBench?: unknown;
   /** MCP prompt tokens per turn (token-bench.ts). */
   tokens?: TokenFigures;
-  /** Cancel → done at the client, with that many runs streaming when the cancels start. */
-  cancel?: { activeRuns: number; latency: LatencySummary; cancelled: number; notCancelled: number };
+  /** Spaced cancels over Socket.IO → done at the client, with that many runs streaming when the cancels start. */
+  cancel?: { activeRuns: number; spacingMs: number; latency: LatencySummary; cancelled: number; notCancelled: number };
+  /** A burst of REST cancels sent at once while the runs stream. */
+  cancelBurst?: CancelBurstFigures;
+  /** CPU ms per run. */
+  perRunCpu?: PerRunCpuFigures;
   /**
    * kill -9 of the worker holding a run → the run continuing on another worker (at the client),
    * over `kills` kills; `latency` covers the continued ones, timeouts are counted apart (the printed p50 and max count them as longer than `giveUpMs`).
@@ -101,20 +169,9 @@ export function formatTakeover(t: TakeoverFigures): string {
   );
 }
 
-const TARGET_SESSIONS = 1000;
-
-/** The issue's targets, checked against the N = 1000 round (none when it did not run). */
-export function checkTargets(rounds: RoundFigures[]): TargetCheck[] {
-  const round = rounds.find((r) => r.sessions === TARGET_SESSIONS);
-  if (!round) return [];
-  return [
-    { what: 'per-event overhead p50', limitMs: 2, valueMs: round.perEventOverhead.p50 },
-    { what: 'per-event overhead p99', limitMs: 20, valueMs: round.perEventOverhead.p99 },
-    { what: 'request → run_started p99', limitMs: 50, valueMs: round.runStarted.p99 },
-  ].map((t) => ({ ...t, met: t.valueMs <= t.limitMs }));
-}
-
 const ms = (value: number, width = 8) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : '–').padStart(width);
+const num = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+const counts = (record: Record<string, number>) => Object.entries(record).map(([k, v]) => `${k}×${v}`).join(', ');
 
 /** The run's figures as the tables the bench prints. */
 export function formatReport(report: BenchReport): string {
@@ -122,52 +179,85 @@ export function formatReport(report: BenchReport): string {
   const lines: string[] = [];
   lines.push(`DataAgent latency bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.startedAt}`);
   lines.push(
-    `Workload: each session sends one chat "${workload.message}": ${workload.chunks} stamped text chunks at ` +
-      `${1000 / workload.chunkIntervalMs}/s from the scripted LLM server (separate process). One Socket.IO socket per session, all ` +
-      `connected before the first chat; the N chats are staggered evenly over ${workload.staggerMs} ms so the streams are not phase-locked. ` +
-      `A ${workload.warmupSessions}-session warm-up round ran first and is not shown.`,
+    `Workload: a round is (streams × chunks per second): each stream one socket and one chat "[[stamp]] [[chunks:rate×${workload.streamSeconds}]] [[slow:1000/rate]]", ` +
+      `stamped text chunks from the scripted LLM server (separate process) for about ${workload.streamSeconds} s. All sockets connect before the first chat; ` +
+      `the chats are staggered evenly over ${workload.staggerMs} ms so the streams are not phase-locked. A ${workload.warmupSessions}-session warm-up round ` +
+      `("${workload.warmupMessage}") ran first and is not shown. Per-event overhead is timed per chunk, from its own stamp (a coalesced text event ` +
+      `carries several). Gapped: a run whose events broke seq 1..n, exactly one done, nothing after it.`,
   );
   lines.push('');
-  lines.push('     N | req→run_started ms | per-event overhead ms |   runs done / failed | text events');
-  lines.push('       |      p50      p99  |      p50      p99     |                      |');
+  lines.push('      round | events/s | req→run_started ms | per-event overhead ms | runs done / failed | gapped | chunks / text events');
+  lines.push('            |          |      p50      p99  |      p50      p99     |                    |        |');
   for (const r of report.rounds) {
-    const failures = Object.entries(r.failures).map(([k, v]) => `${k}×${v}`).join(', ');
+    const failures = counts(r.failures);
+    const gaps = counts(r.gaps);
     lines.push(
-      `${String(r.sessions).padStart(6)} | ${ms(r.runStarted.p50)} ${ms(r.runStarted.p99)}  | ${ms(r.perEventOverhead.p50)} ${ms(r.perEventOverhead.p99)}     | ` +
-        `${`${r.completed} / ${r.failed}`.padStart(20)} | ${String(r.perEventOverhead.count).padStart(11)}${failures ? `  (${failures})` : ''}`,
+      `${roundLabel(r).padStart(11)} | ${num(r.eventsPerSecond).padStart(8)} | ${ms(r.runStarted.p50)} ${ms(r.runStarted.p99)}  | ${ms(r.perEventOverhead.p50)} ${ms(r.perEventOverhead.p99)}     | ` +
+        `${`${r.completed} / ${r.failed}`.padStart(18)} | ${String(r.gapped).padStart(6)} | ${`${r.perEventOverhead.count} / ${r.stampedTextEvents}`.padStart(20)}` +
+        `${failures ? `  (failed: ${failures})` : ''}${gaps ? `  (gapped: ${gaps})` : ''}`,
     );
   }
-  const floor = (name: string) => report.floors.find((f) => f.name.startsWith(name))?.latency;
-  const [queue, pubsub, socketIo] = [floor('BullMQ'), floor('Redis'), floor('Socket.IO')];
-  if (queue && pubsub && socketIo) {
-    // run_started crosses the queue, Redis pub/sub and Socket.IO; a text event crosses the last two (plus the SSE hop).
+  const floors = hopFloors(report);
+  if (floors.start && floors.event) {
     lines.push(
-      `${'floor'.padStart(6)} | ${ms(queue.p50 + pubsub.p50 + socketIo.p50)} ${ms(queue.p99 + pubsub.p99 + socketIo.p99)}  | ` +
-        `${ms(pubsub.p50 + socketIo.p50)} ${ms(pubsub.p99 + socketIo.p99)}     |   (sum of the hop floors below)`,
+      `${'floor'.padStart(11)} |          | ${ms(floors.start.p50)} ${ms(floors.start.p99)}  | ${ms(floors.event.p50)} ${ms(floors.event.p99)}     |   (sum of the hop floors below)`,
     );
   }
   lines.push('');
   lines.push('Floors, same run, same clock (sender stamps performance.timeOrigin+now(), receiver subtracts it from its own):');
   for (const f of report.floors) {
-    lines.push(`  ${f.name.padEnd(38)} p50 ${ms(f.latency.p50, 6)} ms   p99 ${ms(f.latency.p99, 6)} ms   (${f.how})`);
+    const latency = f.latency.count > 0 ? `p50 ${ms(f.latency.p50, 6)} ms   p99 ${ms(f.latency.p99, 6)} ms   ` : '';
+    const cpu = f.cpuUsPerEvent !== undefined ? `server CPU ${num(f.cpuUsPerEvent, 1)} µs per emit   ` : '';
+    lines.push(`  ${f.name.padEnd(38)} ${latency}${cpu}(${f.how})`);
   }
   lines.push(
     `  cross-process clock offset ${report.clockOffset.offsetMs.toFixed(3)} ms (probe round trip ${report.clockOffset.rttMs.toFixed(3)} ms): ` +
       `(a cross-process figure may be off by up to ${(Math.abs(report.clockOffset.offsetMs) + report.clockOffset.rttMs / 2).toFixed(3)} ms)`,
   );
+  if (report.rounds.length > 0) {
+    lines.push('');
+    lines.push(
+      'CPU per delivered event, µs (process CPU time of the whole round: sockets connecting, streaming, and 1 s after the last done for archive writes; ' +
+        'delivered = every event of every type the bench clients received):',
+    );
+    lines.push(`      round | delivered events |  gateway |  workers | gateway+workers | target ≤ ${CPU_TARGET_US_PER_EVENT}`);
+    for (const r of report.rounds) {
+      const c = r.cpuPerEventUs;
+      lines.push(
+        `${roundLabel(r).padStart(11)} | ${String(r.eventsReceived).padStart(16)} | ${num(c.gateway, 1).padStart(8)} | ${num(c.workers, 1).padStart(8)} | ${num(c.total, 1).padStart(15)} | ` +
+          `${c.total <= CPU_TARGET_US_PER_EVENT ? 'met' : 'NOT MET'}`,
+      );
+    }
+    if (floors.socketIoCpuUs !== undefined) lines.push(`${'floor'.padStart(11)} |                  | ${num(floors.socketIoCpuUs, 1).padStart(8)} |          |                 |   (a bare Socket.IO server's CPU per emit)`);
+  }
+  if (report.perRunCpu) {
+    const p = report.perRunCpu;
+    lines.push('');
+    lines.push(
+      `CPU per run (submit, start, one chunk, done, archive): ${p.runs} runs "${p.message}" staggered over ${p.staggerMs} ms, ` +
+        `CPU from the first chat to 1 s after the last done (${num(p.windowSeconds, 1)} s):`,
+    );
+    lines.push(
+      `  gateway ${num(p.cpuMsPerRun.gateway, 2)} ms + workers ${num(p.cpuMsPerRun.workers, 2)} ms = ${num(p.cpuMsPerRun.total, 2)} ms per run   ` +
+        `(${p.completed} done, ${p.failed} failed, ${p.gapped} gapped; req→run_started p50 ${num(p.runStarted.p50, 1)} ms, p99 ${num(p.runStarted.p99, 1)} ms)`,
+    );
+  }
   lines.push('');
-  lines.push(`Targets (issue; N = ${TARGET_SESSIONS} on this ${report.machine.cpus}-core machine):`);
-  if (report.targets.length === 0) lines.push('  (the N = 1000 round did not run)');
+  lines.push(`Targets (issue 14, for the 2-core reference machine; this one has ${report.machine.cpus} CPUs), each beside the floor of this run:`);
+  const width = Math.max(...report.targets.map((t) => t.figure.length), 10);
+  const targetWidth = Math.max(...report.targets.map((t) => t.target.length), 10);
+  const measuredWidth = Math.max(...report.targets.map((t) => t.measured.length), 10);
   for (const t of report.targets) {
-    lines.push(`  ${`${t.what} ≤ ${t.limitMs} ms`.padEnd(34)} measured ${ms(t.valueMs, 7)} ms   ${t.met ? 'MET' : 'NOT MET'}`);
+    const verdict = t.met === undefined ? 'not measured' : t.met ? 'met' : 'NOT MET';
+    lines.push(`  ${t.figure.padEnd(width)} | ${t.target.padEnd(targetWidth)} | ${t.measured.padEnd(measuredWidth)} | ${verdict.padEnd(12)} | floor ${t.floor}`);
   }
   lines.push('');
   lines.push('Where the time goes (worker-side `timestamp` of events is Date.now(), ms resolution, truncated: splits are ±1 ms):');
-  lines.push('     N |  ack (submitted) | emit→worker run_started | LLM stamp→worker event | worker event→client | client loop lag  | wall');
-  lines.push('       |      p50     p99 |          p50        p99 |          p50       p99 |        p50      p99 |          p99  max |    s');
+  lines.push('      round |  ack (submitted) | emit→run_queued | emit→worker run_started | LLM stamp→worker event | worker event→client | client loop lag  | wall');
+  lines.push('            |      p50     p99 |     p50     p99 |          p50        p99 |          p50       p99 |        p50      p99 |          p99  max |    s');
   for (const r of report.rounds) {
     lines.push(
-      `${String(r.sessions).padStart(6)} | ${ms(r.ack.p50)}${ms(r.ack.p99)} |     ${ms(r.emitToWorkerStart.p50)}   ${ms(r.emitToWorkerStart.p99)} |     ${ms(r.llmToWorker.p50)}  ${ms(r.llmToWorker.p99)} |   ${ms(r.workerToClient.p50)} ${ms(r.workerToClient.p99)} | ` +
+      `${roundLabel(r).padStart(11)} | ${ms(r.ack.p50)}${ms(r.ack.p99)} |${ms(r.emitToQueued.p50)}${ms(r.emitToQueued.p99)} |     ${ms(r.emitToWorkerStart.p50)}   ${ms(r.emitToWorkerStart.p99)} |     ${ms(r.llmToWorker.p50)}  ${ms(r.llmToWorker.p99)} |   ${ms(r.workerToClient.p50)} ${ms(r.workerToClient.p99)} | ` +
         `${ms(r.clientLoopDelayMs.p99, 12)} ${ms(r.clientLoopDelayMs.max, 4)} | ${(r.wallMs / 1000).toFixed(1).padStart(4)}`,
     );
   }
@@ -175,11 +265,42 @@ export function formatReport(report: BenchReport): string {
   if (roles.length > 0) {
     lines.push('');
     lines.push(`CPU while each round ran, % of one core, average / busiest second (${report.machine.cpus * 100} % = the whole machine):`);
-    lines.push(`     N | ${roles.map((role) => role.padStart(13)).join(' ')}`);
+    lines.push(`      round | ${roles.map((role) => role.padStart(13)).join(' ')}`);
     for (const r of report.rounds) {
       const cell = (role: string) => `${(r.cpu[role]?.average ?? NaN).toFixed(0)} / ${(r.cpu[role]?.peak ?? NaN).toFixed(0)}`.padStart(13);
-      lines.push(`${String(r.sessions).padStart(6)} | ${roles.map(cell).join(' ')}`);
+      lines.push(`${roundLabel(r).padStart(11)} | ${roles.map(cell).join(' ')}`);
     }
+  }
+  return lines.join('\n');
+}
+
+/** The cancel figures (spaced over Socket.IO, and the REST burst) as the lines the bench prints. */
+export function formatCancel(report: BenchReport): string {
+  const lines: string[] = [];
+  if (report.cancel) {
+    const { latency, activeRuns, spacingMs, cancelled, notCancelled } = report.cancel;
+    lines.push(
+      `Cancel → done, spaced (client sends cancel over Socket.IO → receives done{cancelled}), ${activeRuns} runs streaming at 10/s, one cancel every ${spacingMs} ms:`,
+      `  p50 ${ms(latency.p50, 0)} ms   p99 ${ms(latency.p99, 0)} ms   max ${ms(latency.max, 0)} ms   (${cancelled} cancelled, ${notCancelled} not)   ` +
+        `seed ≤ 1000 ms: ${latency.max <= 1000 ? 'met' : 'NOT MET'}`,
+    );
+  }
+  const b = report.cancelBurst;
+  if (b) {
+    const floor = hopFloors(report).cancel;
+    const others = [
+      b.notCancelled > 0 ? `${b.notCancelled} ended not cancelled` : '',
+      b.noDone > 0 ? `${b.noDone} without a done` : '',
+      Object.keys(b.refused).length > 0 ? `REST refused: ${counts(b.refused)}` : '',
+      Object.keys(b.gaps).length > 0 ? `gapped: ${counts(b.gaps)}` : '',
+    ].filter(Boolean);
+    lines.push(
+      `Cancel burst (client sends POST /api/v1/chat/{session_id}/cancel → that run's done{cancelled} on its socket), ${b.runs} runs "${b.message}", all ${b.runs} cancels sent at once once every run streamed:`,
+      `  p50 ${ms(b.latency.p50, 0)} ms   p99 ${ms(b.latency.p99, 0)} ms   max ${ms(b.latency.max, 0)} ms   (${b.cancelled} of ${b.runs} cancelled${others.length ? `; ${others.join('; ')}` : ''}); ` +
+        `REST answer p50 ${ms(b.rest.p50, 0)} ms, p99 ${ms(b.rest.p99, 0)} ms`,
+      `  target p99 ≤ ${b.targetP99Ms} ms: ${b.latency.p99 <= b.targetP99Ms ? 'met' : 'NOT MET'}   seed ≤ ${b.seedMs} ms: ${b.latency.max <= b.seedMs ? 'met' : 'NOT MET'}` +
+        (floor ? `   floor p99 ${ms(floor.p99, 0)} ms (2× Redis pub/sub + Socket.IO)` : ''),
+    );
   }
   return lines.join('\n');
 }

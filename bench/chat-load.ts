@@ -2,7 +2,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Socket } from 'socket.io-client';
 import type { EventDict } from '#core/events/execution-event.js';
 import { connectChat } from '../test/support/chat-clients.js';
-import { epochNow, readStamp } from './clock.js';
+import { epochNow, readStamps } from './clock.js';
+import { RunCheck } from './run-check.js';
 
 const LOOP_DELAY_RESOLUTION_MS = 10;
 
@@ -19,6 +20,10 @@ export interface ChatLoadOptions {
   timeoutMs: number;
   /** Sockets connecting at the same time. */
   connectConcurrency?: number;
+  /** How long sockets stay open after the last run settled, to catch events after a done (default 250 ms). */
+  lingerMs?: number;
+  /** Called just before the first chat is sent (every socket is connected by then). */
+  onFirstEmit?: () => void;
 }
 
 export interface ChatLoadResult {
@@ -31,16 +36,28 @@ export interface ChatLoadResult {
   runStartedMs: number[];
   /** Client clock at emit → the chat's acknowledgement (admitted, stored, enqueued, followed), ms. */
   ackMs: number[];
-  /** Client receive time − the LLM server's stamp, per stamped text event, ms. */
+  /** Client receive time − the LLM server's stamp, per stamped chunk (a coalesced text event carries several), ms. */
   eventOverheadMs: number[];
-  /** The same events split at the worker: stamp → the event's `timestamp` (ms resolution, truncated). */
+  /** The same chunks split at the worker: stamp → the event's `timestamp` (ms resolution, truncated). */
   llmToWorkerMs: number[];
-  /** The same events split at the worker: the event's `timestamp` → client receive. */
+  /** Per text event: the event's `timestamp` → client receive. */
   workerToClientMs: number[];
+  /** Text events that carried at least one stamp. */
+  stampedTextEvents: number;
+  /** Emit → the `run_queued` event's `timestamp` (set by the gateway as it enqueues; ms resolution, truncated). */
+  emitToQueuedMs: number[];
   /** Emit → the `run_started` event's `timestamp` (set by the worker; ms resolution, truncated). */
   emitToWorkerStartMs: number[];
   /** Text events that carried no stamp (the final, empty one of each run). */
   unstampedTextEvents: number;
+  /** Every event the clients received, of every type (seq 0 gateway errors included). */
+  eventsReceived: number;
+  /** Runs whose events were not well formed (see RunCheck), whether they completed or failed. */
+  gapped: number;
+  /** Gapped runs by their first problem. */
+  gaps: Record<string, number>;
+  /** Runs failed or gapped (each run counted once). */
+  failedOrGapped: number;
   /** Time to connect every socket, ms. */
   connectMs: number;
   /** First emit → last run settled, ms. */
@@ -53,6 +70,8 @@ interface Probe {
   socket: Socket;
   emittedAt: number;
   startedAt?: number;
+  check: RunCheck;
+  failed?: boolean;
   error?: string;
   settled: boolean;
 }
@@ -74,8 +93,14 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
     eventOverheadMs: [],
     llmToWorkerMs: [],
     workerToClientMs: [],
+    emitToQueuedMs: [],
     emitToWorkerStartMs: [],
     unstampedTextEvents: 0,
+    stampedTextEvents: 0,
+    eventsReceived: 0,
+    gapped: 0,
+    gaps: {},
+    failedOrGapped: 0,
     connectMs: 0,
     wallMs: 0,
     clientLoopDelayMs: { p50: NaN, p99: NaN, max: NaN },
@@ -89,6 +114,7 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
     if (probe.settled) return;
     probe.settled = true;
     if (failure) {
+      probe.failed = true;
       result.failed++;
       result.failures[failure] = (result.failures[failure] ?? 0) + 1;
     } else {
@@ -99,19 +125,27 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
 
   const onEvent = (probe: Probe, event: EventDict) => {
     const now = epochNow();
+    result.eventsReceived++;
+    probe.check.record(event);
     switch (event.event_type) {
       case 'text': {
-        const stamp = readStamp(event.content);
-        if (stamp === undefined) {
+        const stamps = readStamps(event.content);
+        if (stamps.length === 0) {
           result.unstampedTextEvents++;
           break;
         }
-        result.eventOverheadMs.push(now - stamp);
+        result.stampedTextEvents++;
         const created = Date.parse(event.timestamp);
-        result.llmToWorkerMs.push(created - stamp);
+        for (const stamp of stamps) {
+          result.eventOverheadMs.push(now - stamp);
+          result.llmToWorkerMs.push(created - stamp);
+        }
         result.workerToClientMs.push(now - created);
         break;
       }
+      case 'run_queued':
+        result.emitToQueuedMs.push(Date.parse(event.timestamp) - probe.emittedAt);
+        break;
       case 'run_started':
         if (probe.startedAt === undefined) {
           probe.startedAt = now;
@@ -136,7 +170,7 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
       const connected = await Promise.allSettled(batch);
       for (const outcome of connected) {
         if (outcome.status === 'rejected') continue;
-        const probe: Probe = { socket: outcome.value, emittedAt: 0, settled: false };
+        const probe: Probe = { socket: outcome.value, emittedAt: 0, settled: false, check: new RunCheck() };
         probe.socket.on('event', (event: EventDict) => onEvent(probe, event));
         probe.socket.on('disconnect', () => settle(probe, 'disconnected'));
         probes.push(probe);
@@ -148,6 +182,7 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
 
     const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
     loopDelay.enable();
+    options.onFirstEmit?.();
     const firstEmit = epochNow();
     const send = (probe: Probe) => {
       probe.emittedAt = epochNow();
@@ -166,6 +201,15 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
     for (const timer of timers) clearTimeout(timer);
     for (const probe of probes) if (!probe.settled) settle(probe, 'timeout');
     result.wallMs = epochNow() - firstEmit;
+    await new Promise((resolve) => setTimeout(resolve, options.lingerMs ?? 250));
+    for (const probe of probes) {
+      const problem = probe.check.problem;
+      if (problem) {
+        result.gapped++;
+        result.gaps[problem] = (result.gaps[problem] ?? 0) + 1;
+      }
+      if (problem || probe.failed) result.failedOrGapped++;
+    }
     loopDelay.disable();
     // The histogram holds the timer's whole interval: the lag is what exceeds the resolution.
     const lag = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS);

@@ -22,3 +22,16 @@ export function readStamp(content: unknown): number | undefined {
   const match = STAMP.exec(content);
   return match ? Number(match[1]) : undefined;
 }
+
+const STAMPS = /⟨t=(\d+(?:\.\d+)?)⟩/g;
+
+/**
+ * Reads every write time in a text event's content: with text coalescing on
+ * (DATAAGENT_TEXT_COALESCE_MS) one event may carry several stamped chunks.
+ *
+ * @returns The stamps in epoch ms, in order; empty when the content carries none.
+ */
+export function readStamps(content: unknown): number[] {
+  if (typeof content !== 'string') return [];
+  return Array.from(content.matchAll(STAMPS), (match) => Number(match[1]));
+}

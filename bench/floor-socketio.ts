@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { io, type Socket } from 'socket.io-client';
 import { epochNow, readStamp } from './clock.js';
+import { processCpuSeconds } from './process-cpu.js';
 import { repoRoot } from './repo-paths.js';
 
 export interface SocketIoFloorOptions {
@@ -15,16 +16,24 @@ export interface SocketIoFloorOptions {
   intervalMs: number;
 }
 
+export interface SocketIoFloorResult {
+  /** One latency in ms per recorded event. */
+  latencyMs: number[];
+  /** Events the server emitted (warm-up included). */
+  emitted: number;
+  /** The server process's CPU seconds from the first `start` to the last event received (warm-up included). */
+  serverCpuSeconds: number;
+}
+
 /**
  * The bare Socket.IO hop: a plain Socket.IO server in a child process emits stamped,
  * text-event-shaped events to `clients` websocket clients in this process, each at one event
  * per `intervalMs`, with the clients' starts spread over one interval. A client reads
  * `performance.timeOrigin + performance.now()` in its `event` handler minus the stamp: the same
- * clock and the same subtraction as the system's per-event figure.
- *
- * @returns One latency in ms per recorded event.
+ * clock and the same subtraction as the system's per-event figure. The server's own CPU time over
+ * the emits gives what a bare Socket.IO server spends per emitted event on this machine.
  */
-export async function measureSocketIoFloor(options: SocketIoFloorOptions): Promise<number[]> {
+export async function measureSocketIoFloor(options: SocketIoFloorOptions): Promise<SocketIoFloorResult> {
   const server = spawn(process.execPath, [`${repoRoot}dist/bench/socketio-floor-server.js`], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const exited = once(server, 'exit');
   const sockets: Socket[] = [];
@@ -54,12 +63,13 @@ export async function measureSocketIoFloor(options: SocketIoFloorOptions): Promi
         });
       }
     });
+    const cpuBefore = processCpuSeconds(server.pid!);
     for (const socket of sockets) {
       socket.emit('start', { count: perClient, intervalMs: options.intervalMs });
       await sleep(options.intervalMs / options.clients);
     }
     await allReceived;
-    return samples;
+    return { latencyMs: samples, emitted: options.clients * perClient, serverCpuSeconds: processCpuSeconds(server.pid!) - cpuBefore };
   } finally {
     for (const socket of sockets) socket.disconnect();
     if (server.exitCode === null && server.signalCode === null) {

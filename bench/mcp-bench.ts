@@ -226,7 +226,11 @@ async function measureThroughput(sides: Record<'pool' | 'bare', { call: () => Pr
     const seconds = runs.reduce((sum, r) => sum + r.seconds, 0);
     const cpu: Record<string, CpuUse> = {};
     for (const role of Object.keys(runs[0]!.cpu)) {
-      cpu[role] = { average: runs.reduce((sum, r) => sum + r.cpu[role]!.average, 0) / runs.length, peak: Math.max(...runs.map((r) => r.cpu[role]!.peak)) };
+      cpu[role] = {
+        average: runs.reduce((sum, r) => sum + r.cpu[role]!.average, 0) / runs.length,
+        peak: Math.max(...runs.map((r) => r.cpu[role]!.peak)),
+        seconds: runs.reduce((sum, r) => sum + r.cpu[role]!.seconds, 0),
+      };
     }
     const total = (pick: (r: (typeof runs)[number]) => number) => runs.reduce((sum, r) => sum + pick(r), 0);
     return { callsPerSecond: latency.length / seconds, calls: latency.length, errors: total((r) => r.errors), latency: summarize(latency), cpu, abortListenerWarnings: total((r) => r.warnings) };

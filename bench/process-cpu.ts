@@ -13,7 +13,7 @@ const SAMPLE_EVERY_MS = 250;
 const PEAK_WINDOW_SAMPLES = 4; // 1 s
 
 /** CPU seconds (user + system) a process has used so far, from /proc; NaN once it is gone. */
-function cpuSeconds(pid: number): number {
+export function processCpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may hold spaces: fields are counted after its closing parenthesis.
@@ -45,6 +45,8 @@ export interface CpuUse {
   average: number;
   /** The busiest 1-second window. */
   peak: number;
+  /** CPU seconds (user + system) used over the whole interval: the figure per-event and per-run costs divide. */
+  seconds: number;
 }
 
 /**
@@ -70,8 +72,8 @@ export class CpuMeter {
     this.sample();
     const first = this.samples[0]!;
     const last = this.samples.at(-1)!;
-    const percent = (role: string, from: typeof first, to: typeof first) =>
-      ((to.seconds.get(role)! - from.seconds.get(role)!) / ((to.at - from.at) / 1000)) * 100;
+    const used = (role: string, from: typeof first, to: typeof first) => to.seconds.get(role)! - from.seconds.get(role)!;
+    const percent = (role: string, from: typeof first, to: typeof first) => (used(role, from, to) / ((to.at - from.at) / 1000)) * 100;
     const usage: Record<string, CpuUse> = {};
     for (const role of [...Object.keys(this.pids), OTHER_PROCESSES]) {
       let peak = NaN;
@@ -79,7 +81,7 @@ export class CpuMeter {
         const value = percent(role, this.samples[i]!, this.samples[i + PEAK_WINDOW_SAMPLES]!);
         if (!(value <= peak)) peak = value;
       }
-      usage[role] = { average: percent(role, first, last), peak };
+      usage[role] = { average: percent(role, first, last), peak, seconds: used(role, first, last) };
     }
     return usage;
   }
@@ -88,7 +90,7 @@ export class CpuMeter {
     const seconds = new Map<string, number>();
     let ours = 0;
     for (const [role, pid] of Object.entries(this.pids)) {
-      const used = cpuSeconds(pid);
+      const used = processCpuSeconds(pid);
       seconds.set(role, used);
       ours += used;
     }

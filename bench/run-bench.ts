@@ -1,13 +1,19 @@
 /**
  * End-to-end latency bench: starts the whole system on loopback (Redis, MariaDB, the scripted
- * LLM server, one gateway, BENCH_WORKERS workers (default 2)), measures the raw floors of its hops, then N concurrent
- * Socket.IO chats for each N, and prints request → run_started and per-event delivery overhead
- * beside the floors and the issue's targets, then cancel → done and worker kill → takeover; before all that, MCP tool
- * calls through the worker's pool beside the bare SDK client (mcp-bench.ts). Figures only: nothing is asserted.
+ * LLM server, one gateway, BENCH_WORKERS workers (default 2)), measures the raw floors of its hops (and a bare Socket.IO
+ * server's CPU per emit), then rounds of concurrent Socket.IO chats, a round being (streams × chunks per second), and prints
+ * per round request → run_started, per-event delivery overhead, CPU µs per delivered event (gateway, workers, both) and
+ * runs failed or gapped; then CPU ms per run, cancel → done (spaced over Socket.IO, and a burst over REST), worker kill →
+ * takeover, each beside the floors and the issue's targets; before all that, MCP tool calls through the worker's pool beside
+ * the bare SDK client (mcp-bench.ts). Figures only: nothing is asserted.
  *
- * `npm run bench` (builds first). Knobs, for experiments: BENCH_SIZES=10,100,1000,
- * BENCH_CHUNKS=50, BENCH_WORKERS=2, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
- * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1,
+ * `npm run bench` (builds first). Knobs, for experiments:
+ * BENCH_ROUNDS=10x10,100x10,100x50,1000x10 (streams x chunks per second; each stream lasts BENCH_STREAM_SECONDS=5, so
+ * 10/s is [[chunks:50]] [[slow:100]]), BENCH_SIZES=10,100 (shorthand for N×10/s rounds; BENCH_ROUNDS wins),
+ * BENCH_PER_RUN=500 (runs of one chunk each, staggered over 2 s, for CPU ms per run; 0 skips it),
+ * BENCH_CANCEL_BURST=100 (REST cancels sent at once while that many runs stream at 50/s; 0 skips it),
+ * BENCH_WORKERS=2, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
+ * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1 (both cancel figures),
  * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
  * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose),
  * BENCH_SKIP_TOKENS=1 (MCP prompt tokens per turn, layered injection vs every full schema; token-bench.ts),
@@ -23,7 +29,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
-import { checkTargets, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type RoundFigures } from './bench-report.js';
+import { formatCancel, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type PerRunCpuFigures, type RoundFigures } from './bench-report.js';
+import { checkTargets, cpuSplit } from './bench-targets.js';
+import { measureCancelBurst } from './cancel-burst.js';
 import { measureCancelLatency } from './cancel-latency.js';
 import { formatFairness, measureFairness } from './fairness.js';
 import { runChatLoad } from './chat-load.js';
@@ -39,11 +47,40 @@ import { resultsDir } from './repo-paths.js';
 import { measureTakeover, TAKEOVER_MESSAGE } from './takeover.js';
 import { Teardown } from './teardown.js';
 
-const SIZES = (process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number).filter((n) => n > 0);
-const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 50);
-const CHUNK_INTERVAL_MS = 100;
+/** A round: `streams` concurrent chats, each streaming `rate` text chunks per second for STREAM_SECONDS. */
+interface RoundSpec {
+  streams: number;
+  rate: number;
+}
+
+const STREAM_SECONDS = Math.max(1, Number(process.env.BENCH_STREAM_SECONDS ?? 5) || 5);
+const positive = (n: number) => Number.isFinite(n) && n > 0;
+const ROUNDS: RoundSpec[] = process.env.BENCH_ROUNDS
+  ? process.env.BENCH_ROUNDS.split(',')
+      .map((spec) => spec.trim().toLowerCase().split('x').map(Number))
+      .filter(([streams, rate]) => positive(streams!) && positive(rate!))
+      .map(([streams, rate]) => ({ streams: streams!, rate: rate! }))
+  : process.env.BENCH_SIZES
+    ? process.env.BENCH_SIZES.split(',').map(Number).filter(positive).map((streams) => ({ streams, rate: 10 }))
+    : [
+        { streams: 10, rate: 10 },
+        { streams: 100, rate: 10 },
+        { streams: 100, rate: 50 },
+        { streams: 1000, rate: 10 },
+      ];
 const STAGGER_MS = 1_000;
+/** After the last done, the round's CPU window stays open this long: archive writes and unsubscribes count too. */
+const SETTLE_MS = 1_000;
 const CANCEL_ACTIVE_RUNS = 100;
+const CANCEL_SPACING_MS = 10;
+/** REST cancels sent at once while as many runs stream at CANCEL_BURST_RATE chunks/s. */
+const CANCEL_BURST = Math.max(0, Number(process.env.BENCH_CANCEL_BURST ?? 100) || 0);
+const CANCEL_BURST_RATE = 50;
+const CANCEL_BURST_TARGET_P99_MS = 200;
+/** Runs of one short chunk each, for CPU ms per run. */
+const PER_RUN = Math.max(0, Number(process.env.BENCH_PER_RUN ?? 500) || 0);
+const PER_RUN_MESSAGE = '[[chunks:1]]';
+const PER_RUN_STAGGER_MS = 2_000;
 /** Worker kills for the takeover figure; each waits at most TAKEOVER_GIVE_UP_MS for the run to continue. */
 const KILLS = Math.max(0, Number(process.env.BENCH_KILLS ?? 20) || 0);
 const TAKEOVER_GIVE_UP_MS = 90_000;
@@ -51,7 +88,8 @@ const TAKEOVER_TARGET_MS = 5_000;
 /** Worker processes: two, one per core of the reference machine. */
 const WORKERS = Math.max(1, Number(process.env.BENCH_WORKERS ?? 2));
 const WARMUP_SESSIONS = 50;
-const MESSAGE = `[[stamp]] [[chunks:${CHUNKS}]] [[slow:${CHUNK_INTERVAL_MS}]]`;
+/** A stream of `rate` stamped chunks per second lasting `seconds`. */
+const streamMessage = (rate: number, seconds = STREAM_SECONDS) => `[[stamp]] [[chunks:${Math.round(rate * seconds)}]] [[slow:${Math.round(1000 / rate)}]]`;
 /** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
 const FLOOR_PACE = { total: 2_000, burst: 10, everyMs: 10, warmup: 200 };
 const MCP = {
@@ -70,34 +108,91 @@ async function measureFloors(stack: BenchStack): Promise<FloorFigure[]> {
   log('floor: Redis PUBLISH → subscriber');
   const pubsub = await measureRedisPubSubFloor(stack.redis.url, FLOOR_PACE);
   log('floor: Socket.IO emit → client');
-  const socketIo = await measureSocketIoFloor({ clients: 100, eventsPerClient: 20, warmupPerClient: 2, intervalMs: CHUNK_INTERVAL_MS });
+  const socketIo = await measureSocketIoFloor({ clients: 100, eventsPerClient: 20, warmupPerClient: 2, intervalMs: 100 });
+  log('floor: Socket.IO server CPU per emit, 100 clients at 50/s');
+  const emits = await measureSocketIoFloor({ clients: 100, eventsPerClient: 50 * STREAM_SECONDS, warmupPerClient: 0, intervalMs: 20 });
   const pace = `n=${FLOOR_PACE.total}, bursts of ${FLOOR_PACE.burst} every ${FLOOR_PACE.everyMs} ms`;
+  const perEmitUs = (r: typeof emits) => (r.serverCpuSeconds * 1e6) / r.emitted;
   return [
     { name: 'BullMQ queue.add → Worker processor', how: `${pace}, worker concurrency 50, in-process`, latency: summarize(bullmq) },
     { name: 'Redis PUBLISH → subscriber (ioredis)', how: `${pace}, event-sized JSON, in-process`, latency: summarize(pubsub) },
-    { name: 'Socket.IO emit → client receive', how: '100 clients × 20 events at 10/s, plain server in a child process', latency: summarize(socketIo) },
+    {
+      name: 'Socket.IO emit → client receive',
+      how: `100 clients × 20 events at 10/s, plain server in a child process; CPU over ${socketIo.emitted} emits`,
+      latency: summarize(socketIo.latencyMs),
+      cpuUsPerEvent: perEmitUs(socketIo),
+    },
+    {
+      name: 'Socket.IO emits, server CPU',
+      how: `100 clients × ${50 * STREAM_SECONDS} events at 50/s, same server; its process CPU / ${emits.emitted} emits`,
+      latency: summarize(emits.latencyMs),
+      cpuUsPerEvent: perEmitUs(emits),
+    },
   ];
 }
 
-async function runRound(stack: BenchStack, sessions: number): Promise<RoundFigures> {
+/** One streaming round; its CPU window covers connecting, streaming and SETTLE_MS after the last done. */
+async function runRound(stack: BenchStack, { streams: sessions, rate }: RoundSpec): Promise<RoundFigures> {
+  const message = streamMessage(rate);
   const cpu = new CpuMeter(stack.pids);
   cpu.start();
-  const result = await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions, message: MESSAGE, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+  const result = await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions, message, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+  await sleep(SETTLE_MS);
   const cpuUse = cpu.stop();
   return {
     sessions,
+    rate,
+    chunks: Math.round(rate * STREAM_SECONDS),
+    message,
     completed: result.completed,
     failed: result.failed,
     failures: result.failures,
     runStarted: summarize(result.runStartedMs),
     perEventOverhead: summarize(result.eventOverheadMs),
     ack: summarize(result.ackMs),
+    emitToQueued: summarize(result.emitToQueuedMs),
     emitToWorkerStart: summarize(result.emitToWorkerStartMs),
     llmToWorker: summarize(result.llmToWorkerMs),
     workerToClient: summarize(result.workerToClientMs),
     connectMs: result.connectMs,
     wallMs: result.wallMs,
     clientLoopDelayMs: result.clientLoopDelayMs,
+    eventsReceived: result.eventsReceived,
+    stampedTextEvents: result.stampedTextEvents,
+    eventsPerSecond: result.eventsReceived / (result.wallMs / 1000),
+    gapped: result.gapped,
+    gaps: result.gaps,
+    failedOrGapped: result.failedOrGapped,
+    cpu: cpuUse,
+    cpuPerEventUs: cpuSplit(cpuUse, result.eventsReceived, 1e6),
+  };
+}
+
+/** CPU ms per run: PER_RUN one-chunk runs; the CPU window opens at the first chat (not while sockets connect). */
+async function runPerRunCpu(stack: BenchStack): Promise<PerRunCpuFigures> {
+  const cpu = new CpuMeter(stack.pids);
+  const result = await runChatLoad({
+    url: stack.gateway.url,
+    apiKey: BENCH_API_KEY,
+    sessions: PER_RUN,
+    message: PER_RUN_MESSAGE,
+    staggerMs: PER_RUN_STAGGER_MS,
+    timeoutMs: 60_000,
+    lingerMs: SETTLE_MS,
+    onFirstEmit: () => cpu.start(),
+  });
+  const cpuUse = cpu.stop();
+  return {
+    runs: PER_RUN,
+    message: PER_RUN_MESSAGE,
+    staggerMs: PER_RUN_STAGGER_MS,
+    completed: result.completed,
+    failed: result.failed,
+    gapped: result.gapped,
+    failedOrGapped: result.failedOrGapped,
+    runStarted: summarize(result.runStartedMs),
+    windowSeconds: (result.wallMs + SETTLE_MS) / 1000,
+    cpuMsPerRun: cpuSplit(cpuUse, PER_RUN, 1e3),
     cpu: cpuUse,
   };
 }
@@ -130,7 +225,7 @@ async function main(): Promise<number> {
   const report: BenchReport = {
     startedAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown', node: process.version },
-    workload: { message: MESSAGE, chunks: CHUNKS, chunkIntervalMs: CHUNK_INTERVAL_MS, staggerMs: STAGGER_MS, warmupSessions: WARMUP_SESSIONS },
+    workload: { streamSeconds: STREAM_SECONDS, staggerMs: STAGGER_MS, warmupSessions: WARMUP_SESSIONS, warmupMessage: streamMessage(10) },
     clockOffset: { offsetMs: NaN, rttMs: NaN },
     floors: [],
     rounds: [],
@@ -157,7 +252,7 @@ async function main(): Promise<number> {
   }
   try {
     const stack = await startBenchStack(teardown, {
-      workerConcurrency: Math.max(1_100, ...SIZES.map((n) => n + 100)),
+      workerConcurrency: Math.max(1_100, PER_RUN + 100, CANCEL_BURST + 100, ...ROUNDS.map((r) => r.streams + 100)),
       workers: WORKERS,
       cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined,
       log,
@@ -166,18 +261,41 @@ async function main(): Promise<number> {
     report.floors = await measureFloors(stack);
 
     log(`warm-up: ${WARMUP_SESSIONS} sessions`);
-    await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions: WARMUP_SESSIONS, message: MESSAGE, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
-    for (const sessions of SIZES) {
-      await sleep(1_000); // let the previous round's archive writes and unsubscribes finish
-      log(`N = ${sessions}`);
-      report.rounds.push(await runRound(stack, sessions));
+    await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions: WARMUP_SESSIONS, message: streamMessage(10), staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+    await sleep(SETTLE_MS);
+    for (const round of ROUNDS) {
+      // Each round's own CPU window ends SETTLE_MS after its last done: the next starts on a settled stack.
+      log(`round ${round.streams}×${round.rate}/s: ${round.streams} streams × ${round.rate} chunks/s for ${STREAM_SECONDS} s`);
+      report.rounds.push(await runRound(stack, round));
     }
-    report.targets = checkTargets(report.rounds);
+    if (PER_RUN > 0) {
+      log(`CPU per run: ${PER_RUN} runs "${PER_RUN_MESSAGE}" over ${PER_RUN_STAGGER_MS} ms`);
+      report.perRunCpu = await runPerRunCpu(stack);
+      await sleep(SETTLE_MS);
+    }
     if (!process.env.BENCH_SKIP_CANCEL) {
-      await sleep(1_000);
-      log(`cancel → done with ${CANCEL_ACTIVE_RUNS} active runs`);
-      const cancel = await measureCancelLatency({ url: stack.gateway.url, apiKey: BENCH_API_KEY, activeRuns: CANCEL_ACTIVE_RUNS, spacingMs: 10 });
-      report.cancel = { activeRuns: CANCEL_ACTIVE_RUNS, latency: summarize(cancel.latencyMs), cancelled: cancel.cancelled, notCancelled: cancel.notCancelled };
+      log(`cancel → done, spaced over Socket.IO, with ${CANCEL_ACTIVE_RUNS} active runs`);
+      const cancel = await measureCancelLatency({ url: stack.gateway.url, apiKey: BENCH_API_KEY, activeRuns: CANCEL_ACTIVE_RUNS, spacingMs: CANCEL_SPACING_MS });
+      report.cancel = { activeRuns: CANCEL_ACTIVE_RUNS, spacingMs: CANCEL_SPACING_MS, latency: summarize(cancel.latencyMs), cancelled: cancel.cancelled, notCancelled: cancel.notCancelled };
+      if (CANCEL_BURST > 0) {
+        await sleep(SETTLE_MS);
+        const message = streamMessage(CANCEL_BURST_RATE, 60); // outlasts the burst
+        log(`cancel burst: ${CANCEL_BURST} REST cancels at once, ${CANCEL_BURST} runs at ${CANCEL_BURST_RATE}/s`);
+        const burst = await measureCancelBurst({ url: stack.gateway.url, apiKey: BENCH_API_KEY, runs: CANCEL_BURST, message, timeoutMs: 30_000 });
+        report.cancelBurst = {
+          runs: CANCEL_BURST,
+          message,
+          latency: summarize(burst.latencyMs),
+          rest: summarize(burst.restMs),
+          cancelled: burst.cancelled,
+          notCancelled: burst.notCancelled,
+          noDone: burst.noDone,
+          refused: burst.refused,
+          gaps: burst.gaps,
+          targetP99Ms: CANCEL_BURST_TARGET_P99_MS,
+          seedMs: 1_000,
+        };
+      }
     }
     if (KILLS > 0) {
       // Last: it kills worker processes (and starts replacements).
@@ -208,15 +326,9 @@ async function main(): Promise<number> {
     await teardown.runAll(log);
   }
 
+  report.targets = checkTargets(report);
   if (report.rounds.length > 0 || report.floors.length > 0) console.log(`\n${formatReport(report)}\n`);
-  if (report.cancel) {
-    const { latency, activeRuns, cancelled, notCancelled } = report.cancel;
-    console.log(
-      `Cancel → done (client sends cancel over Socket.IO → receives done{cancelled}), ${activeRuns} runs streaming, one cancel every 10 ms:\n` +
-        `  p50 ${latency.p50.toFixed(2)} ms   p99 ${latency.p99.toFixed(2)} ms   max ${latency.max.toFixed(2)} ms   (${cancelled} cancelled, ${notCancelled} not)\n` +
-        `  requirement ≤ 1000 ms: ${latency.max <= 1000 ? 'met' : 'NOT MET'}; target p99 ≤ 100 ms: ${latency.p99 <= 100 ? 'met' : 'NOT MET'}\n`,
-    );
-  }
+  if (report.cancel || report.cancelBurst) console.log(`${formatCancel(report)}\n`);
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
   if (report.fairness) console.log(`${formatFairness(report.fairness)}\n`);

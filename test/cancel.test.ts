@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Socket } from 'socket.io-client';
 import { startGateway, type GatewayProcess } from './support/app-processes.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
@@ -30,6 +31,33 @@ describe('cancel', () => {
     await new Promise((r) => slowServer?.close(r));
   });
 
+  /** Runs the workers are executing now, as their metrics endpoints say. */
+  async function runsActive(): Promise<number> {
+    const counts = await Promise.all(
+      system.workers.map(async (worker) => {
+        const text = await (await fetch(worker.metricsUrl!)).text();
+        const value = /^dataagent_runs_active (\S+)$/m.exec(text)?.[1];
+        if (value === undefined) throw new Error(`no dataagent_runs_active at ${worker.metricsUrl}`);
+        return Number(value);
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Resolves once no event of the runs so far can still reach this socket. A done seals its
+   * run's log, so nothing of the run goes out through it afterwards; once no worker runs
+   * anything, nothing else of it can be published either. A new run in each session then
+   * serves as a barrier: its events follow, on the same channel and the same socket, whatever
+   * was published before them, so once they are in, any late event would be too.
+   */
+  async function settled(socket: Socket, events: EventCollector, sessionIds: string[]): Promise<void> {
+    await waitUntil(async () => (await runsActive()) === 0);
+    const barriers = await Promise.all(sessionIds.map((session_id) => sendChat(socket, { message: 'barrier', session_id })));
+    expect(barriers.map((b) => [b.ok, b.session_id])).toEqual(sessionIds.map((id) => [true, id]));
+    await Promise.all(barriers.map((b) => events.done(b.run_id)));
+  }
+
   it('cancels while streaming: the LLM request is aborted and the run ends cancelled, once', async () => {
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
@@ -42,7 +70,7 @@ describe('cancel', () => {
       await events.done(ack.run_id);
       await system.llm.idle();
       expect(system.llm.abortedStreams).toBe(aborted + 1);
-      await new Promise((r) => setTimeout(r, 300)); // anything late would arrive here
+      await settled(socket, events, [ack.session_id]);
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
       expect(run.at(-1)).toMatchObject({ event_type: 'done', cancelled: true });
@@ -76,7 +104,7 @@ describe('cancel', () => {
         await events.done(b.run_id);
       }
       await system.llm.idle();
-      await new Promise((r) => setTimeout(r, 300));
+      await settled(socket, events, busy.map((b) => b.session_id));
       for (const b of busy) {
         const run = events.ofRun(b.run_id);
         assertWellFormedRun(run);

@@ -154,7 +154,7 @@ describe('dataagent CLI, local mode (the agent in its own process)', () => {
     expect((await cli(['--no-such-flag'], env)).code).toBe(2);
     const interactive = await cli([], env);
     expect(interactive.code).toBe(2);
-    expect(interactive.stderr).toContain('interactive terminal UI is not built yet');
+    expect(interactive.stderr).toContain('the interactive UI needs a terminal');
   });
 
   describe('MCP servers (Req 29)', () => {

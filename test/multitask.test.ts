@@ -1,3 +1,5 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { startGateway } from './support/app-processes.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat } from './support/event-waits.js';
@@ -6,10 +8,17 @@ import { TEST_API_KEY, TestSystem } from './support/system.js';
 describe('double texting (DATAAGENT_MULTITASK)', () => {
   let system: TestSystem;
 
+  let redis: Redis;
+  let queue: Queue;
+
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 2 });
+    redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { maxRetriesPerRequest: null });
+    queue = new Queue(system.env.DATAAGENT_QUEUE_NAME!, { connection: redis });
   });
   afterAll(async () => {
+    await queue?.close();
+    redis?.disconnect();
     await system?.stop();
   });
 
@@ -21,9 +30,20 @@ describe('double texting (DATAAGENT_MULTITASK)', () => {
       const first = await sendChat(socket, { message: '[[chunks:30]] [[slow:30]]' });
       await events.next((e) => e.run_id === first.run_id && e.event_type === 'text');
       const second = await sendChat(socket, { message: 'second [[chunks:3]]', session_id: first.session_id });
-      if (second.ok) await events.done(second.run_id);
+      // The second run's job, sampled until the first run's done: a run waiting behind another is woken by that done, never re-delayed to poll.
+      const secondJobStates = new Set<string>();
+      if (second.ok) {
+        const firstDone = events.done(first.run_id);
+        let over = false;
+        void firstDone.then(() => (over = true));
+        while (!over) {
+          secondJobStates.add(await queue.getJobState(second.run_id));
+          await Promise.race([firstDone, new Promise((r) => setTimeout(r, 20))]);
+        }
+        await events.done(second.run_id);
+      }
       await events.done(first.run_id);
-      return { first, second, events, messages: (await api(gateway.url, 'GET', `/sessions/${first.session_id}/messages`, { apiKey: TEST_API_KEY })).body.messages };
+      return { first, second, events, secondJobStates, messages: (await api(gateway.url, 'GET', `/sessions/${first.session_id}/messages`, { apiKey: TEST_API_KEY })).body.messages };
     } finally {
       socket.disconnect();
       await gateway.stop();
@@ -37,7 +57,9 @@ describe('double texting (DATAAGENT_MULTITASK)', () => {
   });
 
   it('enqueue: the second run starts after the first is done', async () => {
-    const { first, second, events, messages } = await twoTexts('enqueue');
+    const { first, second, events, messages, secondJobStates } = await twoTexts('enqueue');
+    expect(secondJobStates.has('active')).toBe(true);
+    expect(secondJobStates.has('delayed')).toBe(false);
     const firstDone = events.events.findIndex((e) => e.run_id === first.run_id && e.event_type === 'done');
     const secondStart = events.events.findIndex((e) => e.run_id === second.run_id && e.event_type === 'run_started');
     expect(secondStart).toBeGreaterThan(firstDone);

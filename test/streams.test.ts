@@ -1,9 +1,12 @@
 import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
+import type { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
+import { createRedis } from '#transport/redis-connection.js';
+import { redisKeys } from '#transport/redis-keys.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 const TODO_CALL = '[[tool:write_todos {"todos":[{"content":"plan","status":"in_progress"}]}]]';
@@ -11,10 +14,14 @@ const TODO_CALL = '[[tool:write_todos {"todos":[{"content":"plan","status":"in_p
 describe('resumable streams, plain WebSocket and SSE', () => {
   let system: TestSystem;
 
+  let redis: Redis;
+
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 2, env: { DATAAGENT_WS_HEARTBEAT: '0.3', DATAAGENT_RUN_LOG_TTL: '2' } });
+    redis = createRedis(process.env.DATAAGENT_REDIS_URL!, 'streams-test');
   });
   afterAll(async () => {
+    await redis?.quit();
     await system?.stop();
   });
 
@@ -77,7 +84,10 @@ describe('resumable streams, plain WebSocket and SSE', () => {
 
   it('replays from MySQL once Redis no longer holds the log', async () => {
     const { body } = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: '[[chunks:5]]' } });
-    await new Promise((r) => setTimeout(r, 3_000)); // DATAAGENT_RUN_LOG_TTL=2
+    // DATAAGENT_RUN_LOG_TTL=2: the run's seq, log and done expire two seconds after its done.
+    const keys = [redisKeys.runSeq(body.run_id), redisKeys.runLog(body.run_id), redisKeys.runDone(body.run_id)];
+    expect(await redis.exists(...keys)).toBe(keys.length);
+    await waitUntil(async () => (await redis.exists(...keys)) === 0);
     const replayed = await fullLog(body.run_id, body.session_id);
     expect(replayed).toEqual(body.events);
   });

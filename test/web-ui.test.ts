@@ -11,6 +11,8 @@ import { TEST_API_KEY, TestSystem } from './support/system.js';
 /** What the page functions below use of the browser's globals (the project compiles without the DOM lib). */
 interface PageElement {
   textContent: string | null;
+  tagName: string;
+  attributes: ArrayLike<{ name: string; value: string }>;
   getAttribute(name: string): string | null;
   querySelectorAll(selector: string): ArrayLike<PageElement>;
 }
@@ -304,7 +306,7 @@ describe('web demo UI', () => {
     const list = page.getByTestId('session-list');
     const item = (id: string) => list.locator(`[data-testid="session-item"][data-session-id="${id}"]`);
     for (const id of [older, ...newer]) await item(id).waitFor();
-    const ids = await list.getByTestId('session-item').evaluateAll((els) => els.map((el) => el.getAttribute('data-session-id')));
+    const ids = await list.getByTestId('session-item').evaluateAll((els) => els.map((el) => (el as unknown as PageElement).getAttribute('data-session-id')));
     expect(ids.indexOf(newer[1])).toBeLessThan(ids.indexOf(older));
 
     await item(older).click();
@@ -348,14 +350,16 @@ describe('web demo UI', () => {
     // Shown as text, which is what it is.
     expect(await page.getByTestId('todo-item').last().innerText()).toBe(todos[0].content);
     expect(await page.evaluate(() => window.__xss)).toBeUndefined();
-    const dangerous = await page.getByTestId('messages').evaluate((root) =>
-      [root, ...root.querySelectorAll('*')].flatMap((el) => [
+    // Cast: @types/react (the CLI's ink UI) declares Playwright's element types as empty interfaces.
+    const dangerous = await page.getByTestId('messages').evaluate((node) => {
+      const root = node as unknown as PageElement;
+      return [root, ...Array.from(root.querySelectorAll('*'))].flatMap((el) => [
         ...(el.tagName === 'SCRIPT' ? ['<script>'] : []),
-        ...[...el.attributes]
+        ...Array.from(el.attributes)
           .filter((a) => a.name.startsWith('on') || /^\s*javascript:/i.test(a.value))
           .map((a) => `<${el.tagName.toLowerCase()} ${a.name}="${a.value}">`),
-      ]),
-    );
+      ]);
+    });
     expect(dangerous).toEqual([]);
   });
 

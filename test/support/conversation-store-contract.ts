@@ -405,6 +405,46 @@ export function conversationStoreContract(open: OpenStore): void {
     });
   });
 
+  describe('submissions', () => {
+    const run = (sessionId: string, runId = randomUUID()) => ({ runId, sessionId, tenantId: tenant, userId: 'alice', assistantId: 'helper' });
+    const message = (sessionId: string, runId: string | null, content: string, role: NewMessage['role'] = 'user'): NewMessage => ({ sessionId, runId, role, content, metadata: {} });
+
+    it('writes many turns at once: new sessions, runs, messages in order, and touches continued sessions', async () => {
+      const existing = await newSession();
+      advance(1_000);
+      const fresh = randomUUID();
+      const [a, b] = [run(fresh), run(existing.sessionId)];
+      await store.submissions.writeMany([
+        { session: { sessionId: fresh, tenantId: tenant, userId: 'alice', assistantId: 'helper', title: 'first' }, run: a, messages: [message(fresh, null, 'before', 'assistant'), message(fresh, a.runId, 'hello')] },
+        { touchSessionId: existing.sessionId, run: b, messages: [message(existing.sessionId, b.runId, 'again')] },
+      ]);
+      expect(await store.sessions.get(fresh)).toMatchObject({ title: 'first', userId: 'alice' });
+      expect((await store.sessions.get(existing.sessionId))!.lastActiveAt.getTime()).toBe(START + 1_000);
+      expect(await store.runs.get(a.runId)).toMatchObject({ status: 'queued', sessionId: fresh });
+      expect((await store.runs.listActive(existing.sessionId)).map((r) => r.runId)).toEqual([b.runId]);
+      expect((await store.messages.list(fresh, { limit: 10, offset: 0 })).map((m) => [m.role, m.content, m.runId])).toEqual([
+        ['assistant', 'before', null],
+        ['user', 'hello', a.runId],
+      ]);
+      expect((await store.messages.list(existing.sessionId, { limit: 10, offset: 0 })).map((m) => m.content)).toEqual(['again']);
+    });
+
+    it('writes all of a batch or none of it', async () => {
+      const taken = await newSession();
+      const fresh = randomUUID();
+      const ok = run(fresh);
+      await expect(
+        store.submissions.writeMany([
+          { session: { sessionId: fresh, tenantId: tenant, userId: 'alice', assistantId: 'helper' }, run: ok, messages: [message(fresh, ok.runId, 'hi')] },
+          { session: { sessionId: taken.sessionId, tenantId: tenant, userId: 'alice', assistantId: 'helper' }, run: run(taken.sessionId), messages: [] },
+        ]),
+      ).rejects.toThrow();
+      expect(await store.sessions.get(fresh)).toBeNull();
+      expect(await store.runs.get(ok.runId)).toBeNull();
+      expect(await store.messages.count(fresh)).toBe(0);
+    });
+  });
+
   describe('run events', () => {
     it('lists events after a seq, in order', async () => {
       const runId = randomUUID();

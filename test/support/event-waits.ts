@@ -62,10 +62,10 @@ export async function chatToDone(url: string, apiKey: string, message: string): 
   }
 }
 
-/** Waits until `check` holds, looking every 20 ms; fails after `timeoutMs`. */
-export async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+/** Waits until `check` holds (it may ask a server), looking every 20 ms; fails after `timeoutMs`. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -15,6 +15,7 @@ export const HANDLES_KEY = '__dataagentLocalServices';
 export default async function globalSetup() {
   await ensureServerPackages();
   process.env.DATAAGENT_TEST_CHROMIUM = ensureChromium();
+  ensureTmux();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-test-'));
   const started = Date.now();
   const [redis, mariadb] = await Promise.allSettled([
@@ -57,4 +58,11 @@ function ensureChromium() {
   const executable = findExecutable('chromium');
   if (!executable) throw new Error('apt-get finished but chromium is still not on PATH.');
   return executable;
+}
+
+/** tmux, the real terminal the interactive CLI tests drive (test/support/terminal.ts); installed when absent. */
+function ensureTmux() {
+  const log = (line) => process.stderr.write(`${line}\n`);
+  if (!findExecutable('tmux')) aptInstall(['tmux'], ['tmux'], log);
+  if (!findExecutable('tmux')) throw new Error('apt-get finished but tmux is still not on PATH.');
 }

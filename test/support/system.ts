@@ -48,6 +48,8 @@ export class TestSystem {
       DATAAGENT_SKILLS_DIR: fileURLToPath(new URL('../../skills', import.meta.url)).replace('/dist/skills', '/skills'),
       // Gateway and workers share it, as `npm start` arranges: users' MCP secrets are sealed with it.
       DATAAGENT_SECRET_KEY: randomBytes(32).toString('hex'),
+      // One text event per model delta, so tests can count them; test/coalescing.test.ts turns coalescing on.
+      DATAAGENT_TEXT_COALESCE_MS: '0',
       ...options.env,
     };
     system.gateway = await startGateway(system.env);

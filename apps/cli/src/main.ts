@@ -13,8 +13,12 @@ import { localMcpConfigPath, McpConfigFileError, openLocalMcp, type LocalMcp } f
 import { RemoteBackend } from './agent/remote-backend.js';
 import { UnknownSessionError } from './agent/session-files.js';
 import { EXIT } from './commands/exit-codes.js';
+import { runInteractive } from './commands/interactive.command.js';
 import { runPrint } from './commands/print.command.js';
+import type { ApprovalMode } from './hitl/approval-mode.js';
+import type { Approver } from './hitl/approver.js';
 import { readQuestion } from './input/read-question.js';
+import { InteractiveSession } from './ui/interactive-session.js';
 
 interface Flags {
   print?: string;
@@ -36,7 +40,7 @@ const program = new Command('dataagent')
   .addOption(new Option('--api-key <key>', 'API key for --server').env('DATAAGENT_API_KEY'))
   .option('--resume <session_id>', 'continue an earlier session')
   .option('--assistant <id>', 'assistant to talk to', DEFAULT_ASSISTANT_ID)
-  .option('--approve-all', 'approve every call that needs approval (default: reject it, which ends the run)')
+  .option('--approve-all', 'approve every call that needs approval (default: -p rejects it, which ends the run; the interactive UI asks)')
   .option('-y, --yes', 'the same as --approve-all')
   .option('--mcp-config <path>', 'local mode: MCP servers to connect (default ~/.deepagents/<assistant>/mcp.json when it exists)')
   .exitOverride()
@@ -51,18 +55,24 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const flags = program.opts<Flags>();
-  if (flags.print === undefined) {
-    process.stderr.write('dataagent: the interactive terminal UI is not built yet: ask with -p "question" (see --help)\n');
-    return EXIT.usage;
-  }
-  const question = await readQuestion(flags.print);
-  if (!question) {
-    process.stderr.write('dataagent: the question is empty\n');
-    return EXIT.usage;
-  }
   let backend: AgentBackend | undefined;
   try {
-    backend = await open(flags);
+    if (flags.print === undefined) {
+      if (!process.stdin.isTTY || !process.stdout.isTTY) {
+        process.stderr.write('dataagent: the interactive UI needs a terminal: ask with -p "question" (see --help)\n');
+        return EXIT.usage;
+      }
+      const session = new InteractiveSession(flags.server ? 'remote' : 'local');
+      backend = await open(flags, flags.approveAll || flags.yes ? 'approve_all' : session.approve, (line) => session.notice(line, 'warn'), true);
+      return await runInteractive(session, backend);
+    }
+    const question = await readQuestion(flags.print);
+    if (!question) {
+      process.stderr.write('dataagent: the question is empty\n');
+      return EXIT.usage;
+    }
+    const warn = (line: string) => process.stderr.write(`dataagent: ${line}\n`);
+    backend = await open(flags, flags.approveAll || flags.yes ? 'approve_all' : 'reject', warn, false);
     const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     return await runPrint(backend, question, { json: flags.json === true }, { out: process.stdout, err: process.stderr, color });
   } catch (err) {
@@ -82,19 +92,22 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** The gateway with --server, else the agent in this process, configured like the server's workers. */
-async function open(flags: Flags): Promise<AgentBackend> {
-  const approvals = flags.approveAll || flags.yes ? 'approve_all' : 'reject';
+/**
+ * The gateway with --server, else the agent in this process, configured like the server's workers.
+ * For the interactive UI local MCP servers connect now, not at each run.
+ */
+async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (line: string) => void, interactive: boolean): Promise<AgentBackend> {
   if (flags.server) return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
   // Only the environment: the command line's flags are the CLI's own.
   const settings = loadConfigs({ llm: LlmConfig, tools: ToolsConfig, worker: WorkerConfig, mcp: McpRuntimeConfig }, process.env, []);
-  if (resolveModel(settings.llm.model, settings.llm).provider === 'offline') process.stderr.write(`dataagent: ${describeChatModel(settings.llm)}\n`);
+  if (resolveModel(settings.llm.model, settings.llm).provider === 'offline') warn(describeChatModel(settings.llm));
   const home = process.env.DATAAGENT_CLI_HOME || join(homedir(), '.dataagent');
   const mcpFile = localMcpConfigPath(flags.mcpConfig, flags.assistant);
   const mcp: LocalMcp | undefined = mcpFile
-    ? await openLocalMcp(mcpFile, { config: settings.mcp, outboundAllowlist: settings.tools.outboundAllowlist, textTools: settings.worker.toolPrompt, warn: (line) => process.stderr.write(`dataagent: ${line}\n`) })
+    ? await openLocalMcp(mcpFile, { config: settings.mcp, outboundAllowlist: settings.tools.outboundAllowlist, textTools: settings.worker.toolPrompt, warn })
     : undefined;
   try {
+    if (interactive) await mcp?.connect();
     return new LocalBackend(settings, { home, assistantId: flags.assistant, approvals, resume: flags.resume, mcp });
   } catch (err) {
     await mcp?.close();

@@ -11,6 +11,8 @@ import { AssistantModels } from '#transport/assistant-models.js';
 import { createRedis } from '#transport/redis-connection.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
+import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { RunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
@@ -40,6 +42,7 @@ export class WorkerModule implements OnApplicationShutdown {
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(STOP_TRACING) private readonly stopTracing: (() => Promise<void>) | null,
+    private readonly relay: SessionEventRelay,
   ) {}
 
   /** @param stopTracing Flushes and stops the trace exporter; null when tracing is off. */
@@ -67,6 +70,9 @@ export class WorkerModule implements OnApplicationShutdown {
             }),
         },
         { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
+        // Its own subscribed connection: runs waiting behind an earlier run of their session hear its done on it.
+        { provide: SessionEventRelay, useFactory: () => new SessionEventRelay(createRedis(settings.redis.url, `worker-events-${settings.worker.workerId}`)) },
+        { provide: RunLifecycle, inject: [RunEventLog, SessionEventRelay], useFactory: (log: RunEventLog, relay: SessionEventRelay) => new RunLifecycle(log, undefined, relay) },
         {
           provide: EventArchiver,
           inject: [STORE],
@@ -118,7 +124,7 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => workerTenants(settings, store) },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP, TENANTS, REDIS],
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP, TENANTS, REDIS, RunLifecycle],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -130,6 +136,7 @@ export class WorkerModule implements OnApplicationShutdown {
             mcp: McpRuntime,
             tenants: TenantDirectory,
             redis: Redis,
+            lifecycle: RunLifecycle,
           ) => {
             // An in-process store forgets at exit: notes stay on disk until a database keeps them.
             if (settings.store.sessionStore === 'mysql') await importDiskMemories(settings.storage.storageRoot, store.memories, logger);
@@ -140,6 +147,7 @@ export class WorkerModule implements OnApplicationShutdown {
             return new RunRunner({
               store,
               log,
+              lifecycle,
               ledger,
               archiver,
               pendingWrites,
@@ -166,6 +174,7 @@ export class WorkerModule implements OnApplicationShutdown {
   /** Runs after RunProcessor has drained (module hooks run after their providers'). */
   async onApplicationShutdown(): Promise<void> {
     await this.redis.quit().catch(() => undefined);
+    await this.relay.close();
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }

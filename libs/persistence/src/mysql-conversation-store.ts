@@ -14,6 +14,7 @@ import { MysqlMessageStore } from './mysql-message-store.js';
 import { MysqlRunEventArchive } from './mysql-run-event-archive.js';
 import { MysqlRunStore } from './mysql-run-store.js';
 import { MysqlSessionStore } from './mysql-session-store.js';
+import { MysqlSubmissionStore } from './mysql-submission-store.js';
 
 export interface ConversationStoreOptions extends OpenDatabaseOptions {
   /** Encrypts MCP servers' secret values (DATAAGENT_SECRET_KEY); without it, servers with secrets are refused. */
@@ -27,6 +28,7 @@ export class MysqlConversationStore implements ConversationStore {
   readonly sessions: MysqlSessionStore;
   readonly messages: MysqlMessageStore;
   readonly runs: MysqlRunStore;
+  readonly submissions: MysqlSubmissionStore;
   readonly events: MysqlRunEventArchive;
   readonly mcpServers: MysqlMcpServerStore;
   readonly mcpCatalog: MysqlMcpCatalogStore;
@@ -51,6 +53,7 @@ export class MysqlConversationStore implements ConversationStore {
     this.sessions = new MysqlSessionStore(dataSource, now);
     this.messages = new MysqlMessageStore(dataSource, now);
     this.runs = new MysqlRunStore(dataSource, now);
+    this.submissions = new MysqlSubmissionStore(dataSource, now);
     this.events = new MysqlRunEventArchive(dataSource, now);
     this.mcpServers = new MysqlMcpServerStore(dataSource, now, cipher);
     this.mcpCatalog = new MysqlMcpCatalogStore(dataSource, now);

@@ -5,6 +5,24 @@ import type { JsonObject } from './entities/column-types.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { toMessageRecord } from './record-mappers.js';
 
+/** New messages as records, created at `at` unless they say. */
+export function messageRecords(messages: NewMessage[], at: Date): MessageRecord[] {
+  return messages.map((m) => ({
+    messageId: m.messageId ?? randomUUID(),
+    sessionId: m.sessionId,
+    runId: m.runId ?? null,
+    role: m.role,
+    content: m.content,
+    metadata: m.metadata ?? {},
+    createdAt: m.createdAt ?? at,
+  }));
+}
+
+/** The rows of message records, their metadata made storable. */
+export function messageRows(records: MessageRecord[]): Array<MessageRecord & { metadata: JsonObject }> {
+  return records.map((r) => ({ ...r, metadata: wellFormed(r.metadata) as JsonObject }));
+}
+
 /** A session's history in MySQL, read back in append order (the auto-increment id). */
 export class MysqlMessageStore implements MessageStore {
   private readonly repo: Repository<MessageEntity>;
@@ -19,17 +37,8 @@ export class MysqlMessageStore implements MessageStore {
   /** Appends in one INSERT, so the messages keep the given order and land all or none. */
   async append(messages: NewMessage[]): Promise<MessageRecord[]> {
     if (messages.length === 0) return [];
-    const at = this.now();
-    const records: MessageRecord[] = messages.map((m) => ({
-      messageId: m.messageId ?? randomUUID(),
-      sessionId: m.sessionId,
-      runId: m.runId ?? null,
-      role: m.role,
-      content: m.content,
-      metadata: m.metadata ?? {},
-      createdAt: m.createdAt ?? at,
-    }));
-    await this.repo.insert(records.map((r) => ({ ...r, metadata: wellFormed(r.metadata) as JsonObject })));
+    const records = messageRecords(messages, this.now());
+    await this.repo.insert(messageRows(records));
     return records;
   }
 

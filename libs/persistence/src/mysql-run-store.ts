@@ -7,6 +7,11 @@ import { toRunRecord } from './record-mappers.js';
 
 const ACTIVE: RunStatus[] = ['queued', 'running'];
 
+/** A run as it is created: queued at `at`. */
+export function queuedRun(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>, at: Date): RunRecord {
+  return { ...run, status: 'queued', error: null, createdAt: at, startedAt: null, finishedAt: null };
+}
+
 /** Runs in MySQL. Status changes are compare-and-set, so a finished run never changes again. */
 export class MysqlRunStore implements RunStore {
   private readonly repo: Repository<RunEntity>;
@@ -19,18 +24,7 @@ export class MysqlRunStore implements RunStore {
   }
 
   async create(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>): Promise<RunRecord> {
-    const record: RunRecord = {
-      runId: run.runId,
-      sessionId: run.sessionId,
-      tenantId: run.tenantId,
-      userId: run.userId,
-      assistantId: run.assistantId,
-      status: 'queued',
-      error: null,
-      createdAt: this.now(),
-      startedAt: null,
-      finishedAt: null,
-    };
+    const record = queuedRun(run, this.now());
     await this.repo.insert({ ...record });
     return record;
   }

@@ -12,6 +12,21 @@ import { toSessionRecord } from './record-mappers.js';
 /** Sessions expired per cleanup transaction, to keep locks short. */
 const CLEANUP_CHUNK = 200;
 
+/** A new session's row, created at `at`. */
+export function sessionRow(input: NewSession, at: Date): SessionEntity {
+  return {
+    sessionId: input.sessionId ?? randomUUID(),
+    tenantId: input.tenantId,
+    userId: input.userId,
+    assistantId: input.assistantId,
+    title: input.title ?? '',
+    metadata: (input.metadata ?? {}) as JsonObject,
+    createdAt: at,
+    updatedAt: at,
+    lastActiveAt: at,
+  };
+}
+
 /** Sessions in MySQL; deleting one deletes its messages, runs and run events in one transaction. */
 export class MysqlSessionStore implements SessionStore {
   private readonly repo: Repository<SessionEntity>;
@@ -24,18 +39,7 @@ export class MysqlSessionStore implements SessionStore {
   }
 
   async create(input: NewSession): Promise<SessionRecord> {
-    const at = this.now();
-    const row: SessionEntity = {
-      sessionId: input.sessionId ?? randomUUID(),
-      tenantId: input.tenantId,
-      userId: input.userId,
-      assistantId: input.assistantId,
-      title: input.title ?? '',
-      metadata: input.metadata ?? {},
-      createdAt: at,
-      updatedAt: at,
-      lastActiveAt: at,
-    };
+    const row = sessionRow(input, this.now());
     await this.repo.insert(row);
     return toSessionRecord(row);
   }

@@ -26,6 +26,8 @@ export interface RunJobData {
    * can be asked (the OpenAI-compatible API) so the model is told; `approve`, all run.
    */
   approvals?: 'refuse' | 'approve';
+  /** The first message of a new session: there is no earlier conversation to read. */
+  firstTurn?: boolean;
 }
 
 export const RUN_JOB_NAME = 'run';

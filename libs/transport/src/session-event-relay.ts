@@ -34,6 +34,11 @@ export class SessionEventRelay {
     return () => this.unwatch(channel, listener);
   }
 
+  /** Closes the subscriber connection (for a relay that owns it). */
+  async close(): Promise<void> {
+    await this.subscriber.quit().catch(() => undefined);
+  }
+
   /** Number of sessions with at least one listener. */
   get watchedSessions(): number {
     return this.listeners.size;

@@ -14,8 +14,10 @@ import type { Caller } from '#core/session/caller.js';
 import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';
+import type { Approver } from '../hitl/approver.js';
+import { InteractiveApprovals } from '../hitl/interactive-approvals.js';
 import { nonInteractiveApprovals } from '../hitl/local-approvals.js';
-import type { AgentBackend } from './agent-backend.js';
+import type { AgentBackend, McpReload, McpServerLine, SessionSummary } from './agent-backend.js';
 import type { LocalMcp } from './local-mcp.js';
 import { SessionFiles } from './session-files.js';
 
@@ -32,7 +34,8 @@ export interface LocalOptions {
   /** Sessions and workspaces live below it ($DATAAGENT_CLI_HOME, default ~/.dataagent). */
   home: string;
   assistantId: string;
-  approvals: ApprovalMode;
+  /** A fixed answer without a terminal (`-p`), or the person asked through the interactive UI. */
+  approvals: ApprovalMode | Approver;
   /** Continue this session; default a new one. */
   resume?: string;
   /** MCP servers whose tools each run gets; closed with the backend. */
@@ -47,7 +50,7 @@ export class UnknownAssistantError extends Error {}
  * built-in tools on libs/core, with no Redis or MySQL; the history is kept in session files.
  */
 export class LocalBackend implements AgentBackend {
-  private readonly sessions: SessionFiles;
+  private readonly files: SessionFiles;
   private readonly factory: AgentFactory;
   private readonly tools: Tool[];
   private readonly middleware: AgentMiddleware[];
@@ -72,7 +75,7 @@ export class LocalBackend implements AgentBackend {
         maxIterations: worker.maxIterations,
         maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
         approvalPolicy: approvalPolicy(worker.hitlTools),
-        hitl: nonInteractiveApprovals(options.approvals),
+        hitl: typeof options.approvals === 'function' ? new InteractiveApprovals(options.approvals) : nonInteractiveApprovals(options.approvals),
         tools: this.tools,
         toolTimeoutMs: tools.toolTimeoutMs,
         toolResultMaxBytes: tools.toolResultMaxBytes,
@@ -81,16 +84,16 @@ export class LocalBackend implements AgentBackend {
         middleware,
       },
     ]);
-    this.sessions = new SessionFiles(join(options.home, 'sessions'));
+    this.files = new SessionFiles(join(options.home, 'sessions'));
     this.sessionId = options.resume;
   }
 
   /** @throws UnknownSessionError when the resumed session has no file. */
   async *run(message: string, signal: AbortSignal): AsyncIterable<EventDict> {
     const sessionId = (this.sessionId ??= randomUUID());
-    const history = this.options.resume === sessionId ? this.sessions.history(sessionId) : [];
+    const history = this.options.resume === sessionId ? this.files.history(sessionId) : [];
     this.options.resume = sessionId;
-    this.sessions.append(sessionId, { role: 'user', content: message });
+    this.files.append(sessionId, { role: 'user', content: message });
     const runId = randomUUID();
     const { mcp, assistantId } = this.options;
     const equipped = mcp ? await mcp.provider({ caller: LOCAL_CALLER, runId, sessionId, assistantId, signal }) : NO_RUN_TOOLS;
@@ -103,7 +106,7 @@ export class LocalBackend implements AgentBackend {
         caller: LOCAL_CALLER,
         history,
         signal,
-        onMessage: (m) => this.sessions.append(sessionId, m),
+        onMessage: (m) => this.files.append(sessionId, m),
       });
       for await (const event of events) {
         // No event log numbers them here; clients of --json still get an ordered seq.
@@ -113,6 +116,30 @@ export class LocalBackend implements AgentBackend {
     } finally {
       await equipped.release();
     }
+  }
+
+  newSession(): void {
+    this.sessionId = undefined;
+  }
+
+  /** @throws UnknownSessionError when the session has no file. */
+  async resume(sessionId: string): Promise<void> {
+    this.files.history(sessionId);
+    this.sessionId = this.options.resume = sessionId;
+  }
+
+  async sessions(): Promise<SessionSummary[]> {
+    return this.files.list();
+  }
+
+  async mcpServers(): Promise<McpServerLine[]> {
+    return this.options.mcp?.status() ?? [];
+  }
+
+  /** @throws McpConfigFileError when the file cannot be read; Error when no file was configured. */
+  async reloadMcp(): Promise<McpReload> {
+    if (!this.options.mcp) throw new Error('no MCP config: start with --mcp-config PATH or create ~/.deepagents/<assistant>/mcp.json');
+    return this.options.mcp.reload();
   }
 
   /** Closes the MCP connections and stops their stdio servers. */

@@ -5,18 +5,22 @@ import { join } from 'node:path';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
-import { McpPool } from '#mcp/mcp-pool.js';
+import { McpPool, type McpLease } from '#mcp/mcp-pool.js';
 import { poolOptionsFor } from '#mcp/mcp-pool-options.js';
 import { mcpToolProvider } from '#mcp/mcp-provider.js';
+import type { McpReload } from './agent-backend.js';
 
 /** Thrown for an MCP config file that cannot be read or is not JSON of a known shape. */
 export class McpConfigFileError extends Error {}
 
-/** The local CLI's MCP servers: the provider that equips its runs, and the pool to close before exit. */
-export interface LocalMcp {
-  servers: McpServerConfig[];
-  provider: RunToolProvider;
-  close(): Promise<void>;
+/** A server as `/mcp list` shows it. */
+export interface McpServerState {
+  name: string;
+  status: 'connected' | 'failed';
+  /** Tools it offers, when connected. */
+  tools?: number;
+  /** Why it is not connected. */
+  reason?: string;
 }
 
 export interface LocalMcpOptions {
@@ -24,7 +28,7 @@ export interface LocalMcpOptions {
   outboundAllowlist: readonly string[];
   /** The model reads tools from the prompt (DATAAGENT_TOOL_PROMPT). */
   textTools: boolean;
-  /** One line for the person at the terminal (stderr). */
+  /** One line for the person at the terminal. */
   warn: (line: string) => void;
 }
 
@@ -40,35 +44,114 @@ export function localMcpConfigPath(flag: string | undefined, assistantId: string
 
 /**
  * Reads the servers from `file` and sets up the worker's pool and provider for them, with one
- * owner (the local person) and no bindings or audit store. Servers connect when a run starts; one
- * that fails is warned about and left out, and the run goes on (Req 29.5).
+ * owner (the local person) and no bindings or audit store. Servers connect when a run starts,
+ * or all at once with {@link LocalMcp.connect}; one that fails is warned about and left out (Req 29.5).
  * @throws McpConfigFileError when the file cannot be read or has no known shape.
  */
-export async function openLocalMcp(file: string, { config, outboundAllowlist, textTools, warn }: LocalMcpOptions): Promise<LocalMcp> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new McpConfigFileError(`cannot read the MCP config ${file}: ${(err as Error).message}`);
+export async function openLocalMcp(file: string, options: LocalMcpOptions): Promise<LocalMcp> {
+  const mcp = new LocalMcp(file, options);
+  mcp.servers.push(...(await mcp.readFile()));
+  return mcp;
+}
+
+/** The local CLI's MCP servers: the provider that equips its runs, their states, reload and close. */
+export class LocalMcp {
+  /** The servers runs are offered: the provider reads this list at each run. */
+  readonly servers: McpServerConfig[] = [];
+  readonly provider: RunToolProvider;
+  private readonly pool: McpPool;
+  /** Servers connected up front (interactive), each held by a lease so it does not idle out. */
+  private readonly held = new Map<string, { config: McpServerConfig; lease: McpLease }>();
+  private readonly failed = new Map<string, { config: McpServerConfig; reason: string }>();
+
+  constructor(readonly file: string, private readonly options: LocalMcpOptions) {
+    const { config, outboundAllowlist, textTools, warn } = options;
+    // Local servers are the person's own, all in the global scope: no per-user cap applies.
+    this.pool = new McpPool(poolOptionsFor(config, 1, outboundAllowlist));
+    this.provider = mcpToolProvider({
+      pool: this.pool,
+      globalServers: this.servers,
+      userServers: async () => [],
+      bindings: async () => null,
+      audit: () => undefined,
+      auditPayloads: false,
+      injection: config.toolInjection,
+      textTools,
+      callTimeoutMs: config.callTimeoutMs,
+      logger: {
+        warn: (obj: { server?: string; reason?: string }, msg: string) => warn(obj.server ? `MCP server ${obj.server} not connected: ${obj.reason ?? msg}` : msg),
+      },
+    });
   }
-  const { servers, errors } = parseMcpConfigFile(text);
-  if (errors.some((e) => e.field === '(file)')) throw new McpConfigFileError(`MCP config ${file}: ${errors.map((e) => e.message).join('; ')}`);
-  for (const error of errors) warn(`MCP config ${file}: ${error.field} ${error.message}; that server is left out`);
-  // Local servers are the person's own: the per-user cap is the file's length.
-  const pool = new McpPool(poolOptionsFor(config, Math.max(1, servers.length), outboundAllowlist));
-  const provider = mcpToolProvider({
-    pool,
-    globalServers: servers,
-    userServers: async () => [],
-    bindings: async () => null,
-    audit: () => undefined,
-    auditPayloads: false,
-    injection: config.toolInjection,
-    textTools,
-    callTimeoutMs: config.callTimeoutMs,
-    logger: {
-      warn: (obj: { server?: string; reason?: string }, msg: string) => warn(obj.server ? `MCP server ${obj.server} not connected: ${obj.reason ?? msg}` : msg),
-    },
-  });
-  return { servers, provider, close: () => pool.close() };
+
+  /**
+   * Connects every configured server now (the interactive CLI, at start): runs are then offered
+   * the connected ones only, and a failed one is warned about once instead of at every run.
+   */
+  async connect(): Promise<void> {
+    const configured = this.servers.splice(0);
+    await Promise.all(configured.map((config) => this.connectOne(config)));
+  }
+
+  /** Each configured server, connected with its tool count or failed with the reason. */
+  status(): McpServerState[] {
+    const connected = [...this.held.values()].map(({ config, lease }) => ({ name: config.name, status: 'connected' as const, tools: lease.connection.catalog.tools.length }));
+    const failed = [...this.failed.values()].map(({ config, reason }) => ({ name: config.name, status: 'failed' as const, reason }));
+    return [...connected, ...failed].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * Re-reads the file while running (Req 29.7): connects servers that are new or changed, retries
+   * failed ones, and drops those no longer named.
+   * @throws McpConfigFileError when the file cannot be read or has no known shape.
+   */
+  async reload(): Promise<McpReload> {
+    const configured = await this.readFile();
+    const wanted = new Map(configured.map((c) => [c.name, c]));
+    const removed: string[] = [];
+    for (const [name, { config, lease }] of this.held) {
+      if (JSON.stringify(wanted.get(name)) === JSON.stringify(config)) continue;
+      this.held.delete(name);
+      this.servers.splice(this.servers.indexOf(config), 1);
+      lease.release();
+      if (!wanted.has(name)) removed.push(name);
+    }
+    for (const name of this.failed.keys()) if (!wanted.has(name)) removed.push(name);
+    this.failed.clear();
+    const fresh = configured.filter((c) => !this.held.has(c.name));
+    await Promise.all(fresh.map((config) => this.connectOne(config)));
+    return { added: fresh.filter((c) => this.held.has(c.name)).map((c) => c.name), removed, failed: [...this.failed.keys()] };
+  }
+
+  /** Closes the connections and stops their stdio servers. */
+  async close(): Promise<void> {
+    for (const { lease } of this.held.values()) lease.release();
+    await this.pool.close();
+  }
+
+  /** @throws McpConfigFileError */
+  async readFile(): Promise<McpServerConfig[]> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      throw new McpConfigFileError(`cannot read the MCP config ${this.file}: ${(err as Error).message}`);
+    }
+    const { servers, errors } = parseMcpConfigFile(text);
+    if (errors.some((e) => e.field === '(file)')) throw new McpConfigFileError(`MCP config ${this.file}: ${errors.map((e) => e.message).join('; ')}`);
+    for (const error of errors) this.options.warn(`MCP config ${this.file}: ${error.field} ${error.message}; that server is left out`);
+    return servers.filter((s) => !s.disabled);
+  }
+
+  private async connectOne(config: McpServerConfig): Promise<void> {
+    try {
+      const lease = await this.pool.acquire({ kind: 'global' }, config);
+      this.held.set(config.name, { config, lease });
+      this.servers.push(config);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.failed.set(config.name, { config, reason });
+      this.options.warn(`MCP server ${config.name} not connected: ${reason}`);
+    }
+  }
 }

@@ -1,7 +1,8 @@
 import { io, type Socket } from 'socket.io-client';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';
-import type { AgentBackend } from './agent-backend.js';
+import type { ApprovalAnswer, Approver } from '../hitl/approver.js';
+import type { AgentBackend, McpServerLine, SessionSummary } from './agent-backend.js';
 import { EventQueue } from './event-queue.js';
 
 /** Thrown when the gateway cannot be reached, refuses the key or a message, or the connection drops mid-run. */
@@ -11,7 +12,8 @@ export interface RemoteOptions {
   server: string;
   apiKey?: string;
   assistantId: string;
-  approvals: ApprovalMode;
+  /** A fixed answer without a terminal (`-p`), or the person asked through the interactive UI. */
+  approvals: ApprovalMode | Approver;
   resume?: string;
 }
 
@@ -72,8 +74,9 @@ export class RemoteBackend implements AgentBackend {
           if (event.run_id !== ack.run_id) continue;
           yield event;
           if (event.event_type === 'hitl_request') {
-            const decision = this.options.approvals === 'approve_all' ? 'approve_all' : 'reject';
-            this.socket.emit('message', { type: 'hitl_decision', payload: { request_id: event.request_id, decision } });
+            const decision = await this.decide(event, signal);
+            // A cancelled run needs no answer: the gateway ends the wait itself.
+            if (!signal.aborted) this.socket.emit('message', { type: 'hitl_decision', payload: { request_id: event.request_id, decision } });
           }
           if (event.event_type === 'done') return;
         }
@@ -87,7 +90,51 @@ export class RemoteBackend implements AgentBackend {
     }
   }
 
+  newSession(): void {
+    this.sessionId = undefined;
+  }
+
+  /** @throws GatewayError when the gateway has no such session of this key's user. */
+  async resume(sessionId: string): Promise<void> {
+    await this.get(`/api/v1/sessions/${encodeURIComponent(sessionId)}`);
+    this.sessionId = sessionId;
+  }
+
+  /** The gateway's sessions of this key's user (`GET /api/v1/sessions`). */
+  async sessions(): Promise<SessionSummary[]> {
+    const { sessions } = (await this.get('/api/v1/sessions?limit=20')) as { sessions: Array<{ session_id: string; title: string; last_active_at: string }> };
+    return sessions.map((s) => ({ id: s.session_id, title: s.title, updatedAt: new Date(s.last_active_at) }));
+  }
+
+  /** The user's own MCP servers and the operator's they get, with the status workers last reported. */
+  async mcpServers(): Promise<McpServerLine[]> {
+    const me = (await this.get('/api/v1/me')) as { user_id: string };
+    type View = { name: string; status: string; tool_count: number | null; last_error: string | null };
+    const list = (await this.get(`/api/v1/users/${encodeURIComponent(me.user_id)}/mcp-servers`)) as { servers: View[]; global_servers: View[] };
+    return [...list.servers, ...list.global_servers].map((s) => ({ name: s.name, status: s.status, tools: s.tool_count, reason: s.last_error }));
+  }
+
   async close(): Promise<void> {
     this.socket.close();
+  }
+
+  private decide(event: EventDict, signal: AbortSignal): Promise<ApprovalAnswer> {
+    const { approvals } = this.options;
+    if (typeof approvals !== 'function') return Promise.resolve(approvals === 'approve_all' ? 'approve_all' : 'reject');
+    const action = (event.action_request ?? { name: '?', args: {} }) as { name: string; args: Record<string, unknown> };
+    return approvals({ requestId: String(event.request_id), action }, signal);
+  }
+
+  /** @throws GatewayError for a refused or failed request, with the gateway's message. */
+  private async get(path: string): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.options.server), { headers: this.options.apiKey ? { 'x-api-key': this.options.apiKey } : {} });
+    } catch (err) {
+      throw new GatewayError(`cannot reach ${this.options.server}: ${(err as Error).message}`);
+    }
+    const body = (await response.json().catch(() => ({}))) as { message?: string };
+    if (!response.ok) throw new GatewayError(`the gateway answered ${response.status}${body.message ? `: ${body.message}` : ''}`);
+    return body;
   }
 }

@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage } from '#core/llm/chat-model.js';
+import type { SessionSummary } from './agent-backend.js';
 
 /** A session id as the server accepts it: it names a file here, so nothing else gets through. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -23,6 +24,27 @@ export class SessionFiles {
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as ChatMessage);
+  }
+
+  /** The sessions kept here, most recently written first, each titled by its first message. */
+  list(): SessionSummary[] {
+    if (!existsSync(this.dir)) return [];
+    const files = readdirSync(this.dir).filter((name) => name.endsWith('.jsonl'));
+    return files
+      .map((name) => {
+        const file = join(this.dir, name);
+        // The first line is the first question.
+        const first = readFileSync(file, 'utf8').split('\n', 1)[0];
+        let title = '';
+        try {
+          const message = JSON.parse(first) as ChatMessage;
+          title = typeof message.content === 'string' ? message.content : '';
+        } catch {
+          title = '(unreadable)';
+        }
+        return { id: name.slice(0, -'.jsonl'.length), title, updatedAt: statSync(file).mtime };
+      })
+      .sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime());
   }
 
   append(sessionId: string, message: ChatMessage): void {

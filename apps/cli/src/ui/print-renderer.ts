@@ -19,7 +19,7 @@ const ARGS_SHOWN = 120;
 /**
  * Prints a run's events for `-p`: the answer's markdown as the model wrote it, a line per tool
  * call, the todo list as a checklist, file changes with their +/- counts; approvals and errors
- * on stderr. The interactive UI is to replace it with its own; the events are the same.
+ * on stderr. The interactive UI (ui/app.ts) shows the same events its own way.
  */
 export class PrintRenderer {
   private atLineStart = true;

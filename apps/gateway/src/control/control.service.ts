@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DoneEvent } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
-import { RunQueue } from '#transport/run-queue.js';
+import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -32,7 +31,7 @@ export class ControlService {
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly access: SessionAccess,
     private readonly log: RunEventLog,
-    private readonly queue: RunQueue,
+    private readonly lifecycle: RunLifecycle,
     private readonly bus: ControlBus,
     private readonly hitl: HitlRequests,
     private readonly metrics: Metrics,
@@ -62,10 +61,10 @@ export class ControlService {
   /** Returns false when the run had already finished. */
   private async cancelRun(runId: string, sessionId: string): Promise<boolean> {
     const requestedAt = Date.now();
-    if (!(await this.log.requestCancel(runId))) return false;
-    if (await this.queue.removeWaiting(runId)) {
+    const outcome = await this.lifecycle.cancel(runId, sessionId);
+    if (outcome === 'finished') return false;
+    if (outcome === 'ended_queued') {
       await this.store.runs.markFinished(runId, 'cancelled', 'cancelled while queued');
-      await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
       // No worker saw this run: archive its short log here.
       await this.store.events.appendBatch(runId, await this.log.range(runId, 0));
       this.metrics.runsFinished.labels('cancelled').inc();

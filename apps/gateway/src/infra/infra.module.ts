@@ -10,13 +10,14 @@ import { createRedis, failFast } from '#transport/redis-connection.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
+import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { OriginPolicy } from './origin-policy.js';
-import { REDIS, SETTINGS, STOP_TRACING, STORE, SUBSCRIBER, TENANTS } from './tokens.js';
+import { CONTROL_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, SUBSCRIBER, TENANTS } from './tokens.js';
 
 /** Connections the gateway holds: Redis (commands, one subscriber for run and user events), the queue, the store. */
 @Global()
@@ -25,6 +26,7 @@ export class InfraModule implements OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(SUBSCRIBER) private readonly subscriber: Redis,
+    @Inject(CONTROL_REDIS) private readonly control: Redis,
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly queue: RunQueue,
     @Inject(STOP_TRACING) private readonly stopTracing: (() => Promise<void>) | null,
@@ -48,7 +50,10 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },
         { provide: SessionEventRelay, inject: [SUBSCRIBER], useFactory: (s: Redis) => new SessionEventRelay(s) },
         { provide: RunQueue, inject: [REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
-        { provide: ControlBus, inject: [REDIS], useFactory: (r: Redis) => new ControlBus(r) },
+        { provide: RunLifecycle, inject: [RunEventLog, RunQueue], useFactory: (log: RunEventLog, queue: RunQueue) => new RunLifecycle(log, queue) },
+        // Its own connection: cancels and approvals never wait behind other commands' replies.
+        { provide: CONTROL_REDIS, useFactory: () => createRedis(redis.url, 'gateway-control', failFast()) },
+        { provide: ControlBus, inject: [CONTROL_REDIS], useFactory: (r: Redis) => new ControlBus(r) },
         { provide: UserEventBus, inject: [REDIS, SUBSCRIBER], useFactory: (r: Redis, s: Redis) => new UserEventBus(r, s) },
         // Decides requests, never opens them: their lifetime is the workers' setting.
         { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r) },
@@ -57,13 +62,13 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
         { provide: Metrics, inject: [RunQueue, STORE], useFactory: gatewayMetrics },
       ],
-      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, SessionEventRelay, RunQueue, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, SessionEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close().catch(() => undefined);
-    await Promise.all([this.redis.quit(), this.subscriber.quit()].map((p) => p.catch(() => undefined)));
+    await Promise.all([this.redis.quit(), this.subscriber.quit(), this.control.quit()].map((p) => p.catch(() => undefined)));
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }

@@ -1,6 +1,8 @@
 export const SETTINGS = Symbol('gateway-settings');
 export const REDIS = Symbol('redis');
 export const SUBSCRIBER = Symbol('redis-subscriber');
+/** The connection control messages (cancel, HITL decisions) are published on. */
+export const CONTROL_REDIS = Symbol('redis-control');
 export const STORE = Symbol('conversation-store');
 /** The TenantDirectory: each tenant's limits, cached briefly. */
 export const TENANTS = Symbol('tenants');

@@ -41,6 +41,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       model: modelOf(assistantModelName(a, llm)),
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
+      textCoalesceMs: worker.textCoalesceMs,
       approvalPolicy: policy,
       tools: allTools,
       toolTimeoutMs: tools.toolTimeoutMs,

@@ -14,6 +14,7 @@ import type { ConversationStore, RunStatus } from '#core/session/session-store.j
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
+import type { RunLifecycle } from '#transport/run-lifecycle.js';
 import { isRedisUnavailable } from '#transport/redis-connection.js';
 import { RunFencedError, type RunLedger } from '#transport/run-ledger.js';
 import type { TenantRunSlots } from '#transport/tenant-run-slots.js';
@@ -24,6 +25,8 @@ import { loadHistory, toNewMessage } from './history.js';
 export interface RunRunnerDeps {
   store: ConversationStore;
   log: RunEventLog;
+  /** Wakes a run that waits behind an earlier run of its session on that run's done. */
+  lifecycle: RunLifecycle;
   /** Ownership, recorded steps and tool intents of runs. */
   ledger: RunLedger;
   archiver: EventArchiver;
@@ -51,11 +54,10 @@ export interface RunRunnerDeps {
 type FinalStatus = Exclude<RunStatus, 'queued' | 'running'>;
 
 /**
- * What became of a job: ended; to be retried later (an earlier run of its session is still
- * active); handed back to the queue to continue on another worker (drain); or lost to another
- * worker that took it over (this worker lost its lock or was fenced off).
+ * What became of a job: ended; handed back to the queue to continue on another worker (drain);
+ * or lost to another worker that took it over (this worker lost its lock or was fenced off).
  */
-export type RunOutcome = 'finished' | 'deferred' | 'handed_back' | 'lost';
+export type RunOutcome = 'finished' | 'handed_back' | 'lost';
 
 interface ActiveRun {
   controller: AbortController;
@@ -125,10 +127,25 @@ export class RunRunner {
       await this.deps.runSlots?.release(job.tenantId, job.runId).catch(() => undefined);
       return 'finished';
     }
-    if (job.afterRuns?.length && !(await log.isCancelRequested(job.runId)) && !(await this.earlierRunsDone(job.afterRuns))) return 'deferred';
     const controller = new AbortController();
     const entry: ActiveRun = { controller, waiting: 0 };
     this.active.set(job.runId, entry);
+    if (job.afterRuns?.length) {
+      // Its events must not interleave with the earlier runs': it starts on their done. A cancel
+      // (control message or record) ends the wait, and the run then ends cancelled below.
+      try {
+        await this.deps.lifecycle.waitForDone(job.sessionId, job.afterRuns, controller.signal, (runId) => this.earlierRunEnded(runId), () => log.isCancelRequested(job.runId));
+      } catch (err) {
+        if (!controller.signal.aborted) {
+          this.active.delete(job.runId);
+          throw err;
+        }
+        if (isHandoff(controller.signal)) {
+          this.active.delete(job.runId);
+          return this.handOffOutcome(job, controller.signal.reason as RunHandoff);
+        }
+      }
+    }
     const caller: Caller = { tenantId: job.tenantId, userId: job.userId, role: 'user', ...(job.apiKeyId ? { keyId: job.apiKeyId } : {}) };
     const added: ChatMessage[] = [];
     let status: FinalStatus = 'completed';
@@ -192,7 +209,7 @@ export class RunRunner {
       }
       // The gateway's run_queued (and, on a takeover, what the archive may not hold yet) is archived with this worker's events.
       for (const event of [...earlier, first]) archiver.add(event);
-      const [, history] = await Promise.all([store.runs.markStarted(job.runId), loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
+      const [, history] = await Promise.all([store.runs.markStarted(job.runId), job.firstTurn ? [] : loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
       const journal: RunJournal = {
         resumed: steps,
         step: async (step) => {
@@ -323,21 +340,16 @@ export class RunRunner {
   }
 
   /**
-   * Whether the runs this one queued behind have ended: their done is in the log (the run
-   * row turns final just before the done goes out, so the log is what orders the events).
-   * A run whose log has expired counts as ended once its row is final.
+   * Whether a run this one queued behind has ended: its done is in the log (the run row turns
+   * final just before the done goes out, so the log is what orders the events). A run whose log
+   * has expired counts as ended once its row is final.
    */
-  private async earlierRunsDone(runIds: string[]): Promise<boolean> {
+  private async earlierRunEnded(runId: string): Promise<boolean> {
     const { log, store } = this.deps;
-    for (const runId of runIds) {
-      if (await log.isSealed(runId)) continue;
-      if ((await log.lastSeq(runId)) === 0) {
-        const run = await store.runs.get(runId);
-        if (!run || (run.status !== 'queued' && run.status !== 'running')) continue;
-      }
-      return false;
-    }
-    return true;
+    if (await log.isSealed(runId)) return true;
+    if ((await log.lastSeq(runId)) > 0) return false;
+    const run = await store.runs.get(runId);
+    return !run || (run.status !== 'queued' && run.status !== 'running');
   }
 
   /**

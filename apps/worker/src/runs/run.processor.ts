@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { DelayedError, WaitingError, type Job, type Worker } from 'bullmq';
+import { WaitingError, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RunHandoff } from '#core/engine/run-journal.js';
@@ -17,9 +17,6 @@ import { EventArchiver } from './event-archiver.js';
 import { PendingWrites } from './pending-writes.js';
 import { RunReaper } from './run-reaper.js';
 import { RunRunner } from './run-runner.js';
-
-/** How long a run queued behind its session's active run waits before it looks again. */
-const DEFER_MS = 200;
 
 /**
  * How often workers look for runs whose worker died (one check runs at a time across workers):
@@ -97,10 +94,6 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async process(job: Job<RunJobData>, token?: string): Promise<'ended' | 'lost'> {
     const outcome = await this.runner.run(job.data);
-    if (outcome === 'deferred') {
-      await job.moveToDelayed(Date.now() + DEFER_MS, token);
-      throw new DelayedError();
-    }
     if (outcome === 'handed_back') {
       // Back to the queue: another worker continues it from its ledger.
       await job.moveToWait(token);

@@ -191,6 +191,14 @@ export class WorkerConfig {
   @Env('DATAAGENT_JOB_LOCK_MS', 'int') @IsInt() @Min(500)
   jobLockMs = 3_000;
 
+  /**
+   * Milliseconds within which a run's text deltas that queued up while its previous event was
+   * being published are joined into one `text` event (at most 10; 0: every delta its own event).
+   * A delta is never held back to wait for others, and never joined across a tool call or the end.
+   */
+  @Env('DATAAGENT_TEXT_COALESCE_MS', 'int') @IsInt() @Min(0) @Max(10)
+  textCoalesceMs = 10;
+
   /** Seconds a stopping worker (SIGTERM) lets its runs finish before handing them back to the queue. */
   @Env('DATAAGENT_DRAIN_SECONDS', 'number') @IsNumber() @Min(0)
   drainSeconds = 20;

@@ -24,6 +24,8 @@ export interface AgentConfig {
   toolTimeoutMs: number;
   /** UTF-8 bytes of one tool result before it is cut with a marker; default DEFAULT_TOOL_RESULT_MAX_BYTES. */
   toolResultMaxBytes?: number;
+  /** Joins text deltas that queue up within this many ms into one event (coalesceText); 0 or absent: off. */
+  textCoalesceMs?: number;
   /** Parse `<tool_action>` tags in the model's text (seed 003). Default true. */
   enableToolActionParsing?: boolean;
   /** Parse a whole reply of the form {"response", "tool_call"} (seed 001). Default true. */

@@ -10,6 +10,7 @@ import {
   type ToolResultStatus,
 } from '../events/execution-event.js';
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
+import { coalesceText } from '../llm/coalesce-text.js';
 import { LlmRequestError } from '../llm/llm-request-error.js';
 import type { Caller } from '../session/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
@@ -131,7 +132,7 @@ export class AgentExecutor {
         parseJson: config.enableJsonToolCalls !== false,
         newId: () => `${envelope.runId.slice(0, 8)}-${iteration}-${++callNumber}`,
       });
-      for await (const chunk of config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal })) {
+      for await (const chunk of coalesceText(config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal }), config.textCoalesceMs ?? 0)) {
         if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
         if (chunk.type === 'text' && chunk.text) {
           text += chunk.text;

@@ -21,6 +21,7 @@ import type {
   RunStore,
   SessionRecord,
   SessionStore,
+  SubmissionStore,
 } from './session-store.js';
 
 /** In-process store for a single process and unit tests (DATAAGENT_SESSION_STORE=memory). */
@@ -127,6 +128,22 @@ export class MemoryConversationStore implements ConversationStore {
     },
     list: async (sessionId, page) => (this.messageMap.get(sessionId) ?? []).slice(page.offset, page.offset + page.limit),
     count: async (sessionId) => (this.messageMap.get(sessionId) ?? []).length,
+  };
+
+  readonly submissions: SubmissionStore = {
+    writeMany: async (submissions) => {
+      // All or none: refuse a batch with an id already taken before writing anything.
+      for (const s of submissions) {
+        if (s.session && this.sessionMap.has(s.session.sessionId)) throw new Error(`duplicate session ${s.session.sessionId}`);
+        if (this.runMap.has(s.run.runId)) throw new Error(`duplicate run ${s.run.runId}`);
+      }
+      for (const s of submissions) {
+        if (s.session) await this.sessions.create(s.session);
+        if (s.touchSessionId) await this.sessions.update(s.touchSessionId, { lastActiveAt: this.now() });
+        await this.runs.create(s.run);
+        await this.messages.append(s.messages);
+      }
+    },
   };
 
   readonly runs: RunStore = {

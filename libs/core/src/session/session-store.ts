@@ -107,6 +107,23 @@ export interface RunStore {
   listStale(before: Date, limit: number): Promise<RunRecord[]>;
 }
 
+/** The rows one chat turn writes before it is queued: a new session or the touch of an existing one, the run, and the messages before it. */
+export interface NewSubmission {
+  /** A session created with this turn; absent for a turn of an existing session. */
+  session?: NewSession & { sessionId: string };
+  /** An existing session whose `last_active_at` this turn moves. */
+  touchSessionId?: string;
+  run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>;
+  /** In order: earlier conversation a new session brings, then the user's message. */
+  messages: NewMessage[];
+}
+
+/** Writes many turns' rows at once (the gateway's group commit of submissions). */
+export interface SubmissionStore {
+  /** Writes every submission's rows, all or none, in one transaction: a few statements whatever their number. */
+  writeMany(submissions: NewSubmission[]): Promise<void>;
+}
+
 /** The durable copy of run events; batched, never a row per token. */
 export interface RunEventArchive {
   appendBatch(runId: string, events: import('../events/execution-event.js').EventDict[]): Promise<void>;
@@ -123,6 +140,8 @@ export interface ConversationStore {
   sessions: SessionStore;
   messages: MessageStore;
   runs: RunStore;
+  /** Chat turns' rows, written together. */
+  submissions: SubmissionStore;
   events: RunEventArchive;
   /** Users' own MCP servers, secret values encrypted at rest. */
   mcpServers: McpServerStore;

@@ -1,0 +1,182 @@
+import type { AgentBackend } from '../agent/agent-backend.js';
+import { APPROVAL_ANSWERS, type ApprovalAnswer, type ApprovalQuestion } from '../hitl/approver.js';
+import { LineEditor, type EditorKey } from '../input/line-editor.js';
+import { runSlashCommand, type CommandContext } from '../commands/slash-commands.js';
+import { Transcript } from './transcript.js';
+
+/** Two Ctrl-C within this long exit, whatever the first one did. */
+const DOUBLE_INTERRUPT_MS = 2_000;
+
+/** An approval request on screen: the call, and which answer the arrow keys point at. */
+export interface PendingApproval {
+  question: ApprovalQuestion;
+  choice: number;
+  answer(answer: ApprovalAnswer): void;
+}
+
+/**
+ * The state behind the interactive UI, without React: the transcript, the question being typed,
+ * the running answer, an approval waiting for a key. Keys come in through {@link press}; views
+ * subscribe and re-render when {@link version} moves.
+ */
+export class InteractiveSession implements CommandContext {
+  readonly transcript = new Transcript();
+  readonly editor = new LineEditor();
+  pending: PendingApproval | undefined;
+  /** One line under the input: what a key just did ("Ctrl-C again to exit"). */
+  hint = '';
+  /** Changes whenever something on screen does; `<Static>` is remounted when `clears` does. */
+  version = 0;
+  clears = 0;
+  backend!: AgentBackend;
+  /** Wipes the terminal: what `<Static>` printed is in its scrollback, out of ink's reach. */
+  clearScreen: () => void = () => undefined;
+  readonly exited: Promise<void>;
+  private running: AbortController | undefined;
+  private lastQuestion: string | undefined;
+  private lastInterrupt = 0;
+  private readonly listeners = new Set<() => void>();
+  private exit!: () => void;
+
+  constructor(readonly mode: 'local' | 'remote') {
+    this.exited = new Promise((resolve) => (this.exit = resolve));
+    this.notice(`DataAgent (${mode} mode): ask anything · /help for keys and commands`);
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Asks the person at the keyboard (the backends' Approver): resolves once Enter picks an answer. */
+  approve = (question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> =>
+    new Promise((resolve) => {
+      const answer = (choice: ApprovalAnswer) => {
+        signal.removeEventListener('abort', cancelled);
+        this.pending = undefined;
+        this.transcript.answered(question.action.name, choice);
+        this.changed();
+        resolve(choice);
+      };
+      const cancelled = () => answer('reject');
+      if (signal.aborted) return cancelled();
+      signal.addEventListener('abort', cancelled, { once: true });
+      this.pending = { question, choice: 0, answer };
+      this.changed();
+    });
+
+  /** A line for the person (MCP warnings, the offline model's hint), shown in the transcript. */
+  notice = (text: string, tone: 'info' | 'warn' = 'info'): void => {
+    this.transcript.add({ kind: 'notice', text, tone });
+    this.changed();
+  };
+
+  /** One key press, as ink's useInput reports it. */
+  press(input: string, key: EditorKey): void {
+    if (input.length > 1 && input.includes('\r')) {
+      // Keys typed ahead of a busy UI arrive as one string: each CR in it is an Enter.
+      input.split(/(\r)/).forEach((part) => (part === '\r' ? this.press('', { return: true }) : part && this.press(part, {})));
+      return;
+    }
+    if (key.ctrl && input === 'c') return this.interrupt();
+    if (this.pending) return this.choose(key);
+    if (key.ctrl && input === 'd') {
+      if (!this.editor.text) this.quit();
+      return;
+    }
+    const outcome = this.editor.press(input, key);
+    if (outcome === 'ignored') return;
+    this.hint = '';
+    if (outcome !== 'edited') void this.submit(outcome.submit.trim());
+    this.changed();
+  }
+
+  /** Sends a question, or runs a `/command`. */
+  async submit(text: string): Promise<void> {
+    if (text.startsWith('/')) {
+      await runSlashCommand(this, text).catch((err: unknown) => this.notice(err instanceof Error ? err.message : String(err), 'warn'));
+      return;
+    }
+    if (this.running) {
+      this.hint = 'an answer is running: wait for it, or Ctrl-C (/cancel) to cancel it';
+      return this.changed();
+    }
+    await this.ask(text);
+  }
+
+  async ask(question: string): Promise<void> {
+    this.lastQuestion = question;
+    const run = (this.running = new AbortController());
+    this.transcript.start(question);
+    this.changed();
+    try {
+      for await (const event of this.backend.run(question, run.signal)) {
+        this.transcript.apply(event);
+        this.changed();
+      }
+    } catch (err) {
+      this.transcript.abort(err instanceof Error ? err.message : String(err));
+    } finally {
+      this.running = undefined;
+      this.transcript.phase = { kind: 'idle' };
+      this.hint = '';
+      this.changed();
+    }
+  }
+
+  // The commands' side (CommandContext).
+
+  cancel(): boolean {
+    if (!this.running) return false;
+    this.running.abort();
+    return true;
+  }
+
+  retry(): Promise<void> {
+    if (!this.lastQuestion) throw new Error('nothing to retry yet');
+    return this.ask(this.lastQuestion);
+  }
+
+  clear(): void {
+    this.transcript.clear();
+    this.clearScreen();
+    this.clears++;
+    this.changed();
+  }
+
+  quit(): void {
+    this.running?.abort();
+    this.exit();
+  }
+
+  private interrupt(): void {
+    const now = Date.now();
+    const again = now - this.lastInterrupt < DOUBLE_INTERRUPT_MS;
+    this.lastInterrupt = now;
+    if (again) return this.quit();
+    if (this.cancel()) this.hint = 'cancelling… (Ctrl-C again to exit)';
+    else {
+      this.editor.set('');
+      this.hint = 'Ctrl-C again to exit (or Ctrl-D, or /exit)';
+    }
+    this.changed();
+  }
+
+  private choose(key: EditorKey): void {
+    const pending = this.pending!;
+    const step = key.upArrow || key.leftArrow ? -1 : key.downArrow || key.rightArrow ? 1 : 0;
+    if (step) {
+      pending.choice = (pending.choice + step + APPROVAL_ANSWERS.length) % APPROVAL_ANSWERS.length;
+      this.changed();
+    } else if (key.return) pending.answer(APPROVAL_ANSWERS[pending.choice]!);
+  }
+
+  private changed(): void {
+    this.version++;
+    for (const listener of this.listeners) listener();
+  }
+}

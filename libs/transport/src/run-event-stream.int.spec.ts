@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { EventDict } from '#core/events/execution-event.js';
+import { harnessRedisUrl } from '#test/support/harness-redis.js';
+import { createRedis } from './redis-connection.js';
+import { RunEventLog } from './run-event-log.js';
+import { followEvents, REPLAY_PAGE } from './run-event-stream.js';
+import { SessionEventRelay } from './session-event-relay.js';
+
+/** followEvents against the harness Redis: a real log, and a real relay on its own subscriber. */
+
+let commands: Redis;
+let subscriber: Redis;
+let log: RunEventLog;
+let relay: SessionEventRelay;
+
+const id = (kind: string) => `spec-${kind}-${randomUUID()}`;
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+/** Appends a run's events in order: texts, and its done as event number `total`. */
+function runWriter(sessionId: string, runId: string, total: number) {
+  let appended = 0;
+  return {
+    get appended() {
+      return appended;
+    },
+    async append(count: number): Promise<void> {
+      for (const end = Math.min(total, appended + count); appended < end; ) {
+        const seq = appended + 1;
+        const event: EventDict = { event_type: seq === total ? 'done' : 'text', timestamp: '', session_id: sessionId, run_id: runId, seq: 0, content: `e${seq}` };
+        const result = await log.append(event);
+        if (result.status !== 'appended' || result.event.seq !== seq) throw new Error(`append ${seq} of ${runId}: ${JSON.stringify(result)}`);
+        appended = seq;
+      }
+    },
+  };
+}
+
+/**
+ * Watches the session, runs `write` (which returns the last seq it appended), and resolves once
+ * the relay has handed that event to its listeners. The relay calls every listener of a message
+ * in one go, so by then every follower of the session has seen it too.
+ */
+async function writeLive(sessionId: string, runId: string, write: () => Promise<number>): Promise<void> {
+  let highest = 0;
+  let target = Infinity;
+  let wake = () => {};
+  const stop = await relay.watch(sessionId, (event) => {
+    if (event.run_id !== runId) return;
+    highest = Math.max(highest, event.seq);
+    if (highest >= target) wake();
+  });
+  try {
+    target = await write();
+    if (highest < target) await new Promise<void>((resolve) => (wake = resolve));
+  } finally {
+    stop();
+  }
+}
+
+/** The real log, calling `hooks` around each replay read, and counting reads. */
+function hookedLog(hooks: { before?: () => Promise<void>; after?: () => Promise<void> }) {
+  const wrapped = Object.create(log) as RunEventLog & { reads: number };
+  wrapped.reads = 0;
+  wrapped.range = async (runId: string, afterSeq?: number, count?: number) => {
+    wrapped.reads++;
+    await hooks.before?.();
+    const page = await log.range(runId, afterSeq, count);
+    await hooks.after?.();
+    return page;
+  };
+  return wrapped;
+}
+
+function follower() {
+  const seen: Array<[number, boolean]> = [];
+  let end: (how: 'done' | 'ended') => void = () => {};
+  const ended = new Promise<'done' | 'ended'>((resolve) => (end = resolve));
+  return {
+    seen,
+    ended,
+    onEvent: (event: EventDict, live: boolean) => {
+      seen.push([event.seq, live]);
+      if (event.event_type === 'done') end('done');
+    },
+    onEnded: () => end('ended'),
+  };
+}
+
+beforeAll(async () => {
+  const url = harnessRedisUrl();
+  commands = createRedis(url, 'spec-stream-commands');
+  subscriber = createRedis(url, 'spec-stream-subscriber');
+  // Subscribing before the connection's ready check has run makes ioredis fail that check.
+  await Promise.all([commands.ping(), subscriber.ping()]);
+  log = new RunEventLog(commands, { retentionSeconds: 60 });
+  relay = new SessionEventRelay(subscriber);
+});
+
+afterAll(async () => {
+  await Promise.all([commands?.quit(), subscriber?.quit()]);
+});
+
+describe('followEvents (Redis)', () => {
+  const TOTAL = 30;
+  const BEFORE = 15;
+
+  it('resumes a live run from every position: replayed, racing and live events, each once and in order', async () => {
+    const sessions = [id('session'), id('session'), id('session')];
+    await Promise.all(
+      range(0, TOTAL).map(async (afterSeq) => {
+        const sessionId = sessions[afterSeq % sessions.length];
+        const runId = id('run');
+        const writer = runWriter(sessionId, runId, TOTAL);
+        await writer.append(BEFORE);
+        // Two events land between the subscription and the replay's first read (in both), two
+        // after that read and before the live handover (only in the held live events).
+        const appendTwo = () => writeLive(sessionId, runId, async () => (await writer.append(2), writer.appended));
+        let firstRead = true;
+        const racing = hookedLog({
+          before: async () => {
+            if (firstRead) await appendTwo();
+          },
+          after: async () => {
+            if (firstRead) (firstRead = false), await appendTwo();
+          },
+        });
+        const f = follower();
+        const stop = await followEvents(relay, racing, { sessionId, runId, afterSeq, onEnded: f.onEnded }, f.onEvent);
+        try {
+          expect(writer.appended).toBe(BEFORE + 4);
+          await writeLive(sessionId, runId, async () => (await writer.append(TOTAL), writer.appended));
+          // What the first read found is replayed; the rest comes live, held or not.
+          expect([afterSeq, f.seen]).toEqual([afterSeq, range(afterSeq + 1, TOTAL).map((seq) => [seq, seq > BEFORE + 2])]);
+          if (afterSeq < TOTAL) expect(await f.ended).toBe('done');
+        } finally {
+          stop();
+        }
+      }),
+    );
+    expect(relay.watchedSessions).toBe(0);
+  });
+
+  it('resumes a finished run from every position, and says so when nothing is left', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    await runWriter(sessionId, runId, TOTAL).append(TOTAL);
+    for (const afterSeq of range(0, TOTAL)) {
+      const f = follower();
+      const stop = await followEvents(relay, log, { sessionId, runId, afterSeq, onEnded: f.onEnded }, f.onEvent);
+      stop();
+      expect([afterSeq, await f.ended, f.seen]).toEqual([afterSeq, afterSeq < TOTAL ? 'done' : 'ended', range(afterSeq + 1, TOTAL).map((seq) => [seq, false])]);
+    }
+  });
+
+  it(`reads the log again when more than ${REPLAY_PAGE} live events arrive during the replay`, async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    const flood = REPLAY_PAGE + 50;
+    const total = 10 + flood + 6;
+    const writer = runWriter(sessionId, runId, total);
+    await writer.append(10);
+    let flooded = false;
+    const hooked = hookedLog({
+      after: async () => {
+        if (flooded) return;
+        flooded = true;
+        await writeLive(sessionId, runId, async () => (await writer.append(flood), writer.appended));
+      },
+    });
+    const f = follower();
+    const stop = await followEvents(relay, hooked, { sessionId, runId, afterSeq: 3 }, f.onEvent);
+    try {
+      // The first read saw 10 events; the held live ones overflowed, so the log was read again.
+      expect(hooked.reads).toBeGreaterThanOrEqual(2);
+      await writer.append(total);
+      expect(await f.ended).toBe('done');
+      expect(f.seen.map(([seq]) => seq)).toEqual(range(4, total));
+      expect(f.seen.filter(([seq, live]) => live !== seq > 10 + flood)).toEqual([]);
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe('SessionEventRelay (Redis)', () => {
+  it('relays to every listener of a session, and to one that watches again while the last unsubscribe is in flight', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    const writer = runWriter(sessionId, runId, 10);
+    const a: number[] = [];
+    const b: number[] = [];
+    const stopA = await relay.watch(sessionId, (e) => a.push(e.seq));
+    const stopB = await relay.watch(sessionId, (e) => b.push(e.seq));
+    await writeLive(sessionId, runId, async () => (await writer.append(2), writer.appended));
+    stopA();
+    await writeLive(sessionId, runId, async () => (await writer.append(1), writer.appended));
+    expect([a, b]).toEqual([
+      [1, 2],
+      [1, 2, 3],
+    ]);
+    stopB();
+    expect(relay.watchedSessions).toBe(0);
+    const c: number[] = [];
+    const stopC = await relay.watch(sessionId, (e) => c.push(e.seq));
+    try {
+      await writeLive(sessionId, runId, async () => (await writer.append(1), writer.appended));
+      expect(c).toEqual([4]);
+    } finally {
+      stopC();
+    }
+  });
+});
