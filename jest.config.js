@@ -22,7 +22,7 @@ const shared = {
 /**
  * Two projects: `unit` (specs beside the code, plain fakes, no database) and `e2e` (test/ and
  * the `*.int.spec.ts` specs that use the harness Redis). Jest runs a project's globalSetup only
- * when at least one of its tests is selected, so `--selectProjects=unit` starts no server.
+ * when at least one of its tests is selected, so `--selectProjects unit` starts no server.
  */
 export default {
   testTimeout: 60_000,
