@@ -4,6 +4,7 @@ import { CPU_TARGET_US_PER_EVENT, hopFloors, roundLabel } from './bench-targets.
 import type { ClockOffset } from './clock-offset.js';
 import type { FairnessFigures } from './fairness.js';
 import type { McpFigures } from './mcp-bench.js';
+import type { LlmStreamBenchResult } from './llm-stream-bench.js';
 import type { TokenFigures } from './token-bench.js';
 import { summarize, type LatencySummary } from './percentiles.js';
 import type { CpuUse } from './process-cpu.js';
@@ -107,12 +108,15 @@ export interface TargetCheck {
 export interface BenchReport {
   startedAt: string;
   machine: { cpus: number; cpuModel: string; node: string };
-  workload: { streamSeconds: number; staggerMs: number; warmupSessions: number; warmupMessage: string };
+  /** `gatewayProcesses`: the gateway's DATAAGENT_WORKERS (reports written before it had none: one). */
+  workload: { streamSeconds: number; staggerMs: number; warmupSessions: number; warmupMessage: string; gatewayProcesses?: number };
   clockOffset: ClockOffset;
   floors: FloorFigure[];
   rounds: RoundFigures[];
   targets: TargetCheck[];
   parserBench?: unknown;
+  /** Client CPU per chunk reading streamed completions (llm-stream-bench.ts). */
+  llmStream?: LlmStreamBenchResult;
   /** MCP prompt tokens per turn (token-bench.ts). */
   tokens?: TokenFigures;
   /** Spaced cancels over Socket.IO → done at the client, with that many runs streaming when the cancels start. */
@@ -178,6 +182,12 @@ export function formatReport(report: BenchReport): string {
   const { workload } = report;
   const lines: string[] = [];
   lines.push(`DataAgent latency bench — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.startedAt}`);
+  const gatewayProcesses = workload.gatewayProcesses ?? 1;
+  lines.push(
+    gatewayProcesses === 1
+      ? 'Gateway: one process (BENCH_GATEWAY_PROCESSES=1).'
+      : `Gateway: ${gatewayProcesses} processes on one port under a cluster primary (BENCH_GATEWAY_PROCESSES=${gatewayProcesses}); its CPU counts the primary and every process.`,
+  );
   lines.push(
     `Workload: a round is (streams × chunks per second): each stream one socket and one chat "[[stamp]] [[chunks:rate×${workload.streamSeconds}]] [[slow:1000/rate]]", ` +
       `stamped text chunks from the scripted LLM server (separate process) for about ${workload.streamSeconds} s. All sockets connect before the first chat; ` +

@@ -15,6 +15,8 @@ export interface BenchStackOptions {
   workerConcurrency: number;
   /** Worker processes (BENCH_WORKERS). */
   workers: number;
+  /** Gateway processes of each gateway, its DATAAGENT_WORKERS (BENCH_GATEWAY_PROCESSES); default 1, a lone process. */
+  gatewayProcesses?: number;
   /** When set, gateway, worker and LLM server write V8 CPU profiles here (`<role>.cpuprofile`) on exit. */
   cpuProfileDir?: string;
   /** Environment over the stack's own, for the gateway and every worker (e.g. more API keys, a quota). */
@@ -43,15 +45,20 @@ export interface BenchStack {
   startGateway(env?: NodeJS.ProcessEnv): Promise<GatewayProcess>;
   /** Process ids by role, for CPU accounting. */
   pids: Record<string, number>;
+  /** Roles of `pids` whose CPU is counted with every process below theirs (see CpuMeter). */
+  cpuTrees: string[];
+  /** Gateway processes behind the gateway's port (1: no cluster primary). */
+  gatewayProcesses: number;
 }
 
 /**
  * Starts Redis and MariaDB (throw-away, non-durable, in a temporary folder), the scripted LLM
- * server as a process of its own, one gateway and BENCH_WORKERS workers. Each piece registers its stop
+ * server as a process of its own, one gateway (of BENCH_GATEWAY_PROCESSES processes) and BENCH_WORKERS workers. Each piece registers its stop
  * with `teardown` as soon as it runs, so a failure later still stops it.
  */
 export async function startBenchStack(teardown: Teardown, options: BenchStackOptions): Promise<BenchStack> {
   const { log } = options;
+  const gatewayProcesses = Math.max(1, options.gatewayProcesses ?? 1);
   const services = await loadLocalServices();
   await services.ensureServerPackages({ log });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-bench-'));
@@ -70,6 +77,8 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
   log(`redis ${redis.url} (${redis.startedInMs} ms), mariadb 127.0.0.1:${mariadb.port} (${mariadb.startedInMs} ms)`);
 
   if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
+  // The hook's output path is inherited by every process of a gateway cluster: they write the same file.
+  if (options.cpuProfileDir && gatewayProcesses > 1) log(`CPU profiles: the gateway's ${gatewayProcesses} processes and its primary all write gateway.cpuprofile; the last to stop wins`);
   const profileEnv = (role: string): NodeJS.ProcessEnv =>
     options.cpuProfileDir
       ? {
@@ -96,6 +105,7 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
     OPENAI_BASE_URL: llm.baseUrl,
     OPENAI_API_KEY: 'sk-bench-not-a-real-key',
     DATAAGENT_MODEL: 'scripted',
+    DATAAGENT_WORKERS: String(gatewayProcesses),
     ...options.env,
   };
   // The gateway logs at warn; the worker must stay at info, the level of its "worker ready" line.
@@ -122,7 +132,7 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
   for (let i = 1; i <= options.workers; i++) await startBenchWorker();
   const workers = benchWorkers.map((w) => w.process);
   const worker = workers[0];
-  log(`gateway ${gateway.url}, ${workers.length} worker(s) pid ${workers.map((w) => w.proc.pid).join(', ')} (concurrency ${options.workerConcurrency} each)`);
+  log(`gateway ${gateway.url} (${gatewayProcesses === 1 ? 'one process' : `${gatewayProcesses} processes under primary pid ${gateway.proc.pid}`}), ${workers.length} worker(s) pid ${workers.map((w) => w.proc.pid).join(', ')} (concurrency ${options.workerConcurrency} each)`);
 
   return {
     redis,
@@ -141,5 +151,8 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
       mariadb: mariadb.process.pid!,
       'bench clients': process.pid,
     },
+    // A cluster's gateway processes are the primary's children: its CPU counts theirs.
+    cpuTrees: gatewayProcesses > 1 ? ['gateway'] : [],
+    gatewayProcesses,
   };
 }

@@ -77,6 +77,8 @@ export async function measureCancelBurst(options: CancelBurstOptions): Promise<C
     for (const run of runs) run.socket.emit('message', { type: 'chat', payload: { message: options.message } });
     const ready = await within(Promise.all(runs.map((run) => run.streaming)).then(() => true), false);
     if (!ready) throw new Error(`not every run streamed within ${options.timeoutMs} ms`);
+    // Node loads its fetch on first use: that happens here, untimed, not in the first cancel.
+    await fetch(`${options.url}/api/v1/health/live`).then((res) => res.arrayBuffer());
 
     await Promise.all(
       runs.map(async (run) => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = (() => {
   try {
@@ -12,16 +12,55 @@ const TICKS_PER_SECOND = (() => {
 const SAMPLE_EVERY_MS = 250;
 const PEAK_WINDOW_SAMPLES = 4; // 1 s
 
-/** CPU seconds (user + system) a process has used so far, from /proc; NaN once it is gone. */
-export function processCpuSeconds(pid: number): number {
+/** A process's CPU seconds from /proc/<pid>/stat: its own, and its reaped children's. */
+function statCpu(pid: number): { own: number; reaped: number; ppid: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may hold spaces: fields are counted after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return { own: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND, reaped: (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND, ppid: Number(fields[1]) };
   } catch {
-    return NaN;
+    return null;
   }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN once it is gone. */
+export function processCpuSeconds(pid: number): number {
+  return statCpu(pid)?.own ?? NaN;
+}
+
+/**
+ * CPU seconds a process and everything below it have used so far: the live ones' own and the
+ * exited ones' (which the kernel adds to their parent once reaped, so a child that dies and is
+ * replaced mid-interval still counts). NaN once the process is gone.
+ * @param table Every live process's parent, by pid (one /proc scan shared by all the trees of a sample).
+ */
+export function processTreeCpuSeconds(pid: number, table: ReadonlyMap<number, number> = parentTable()): number {
+  const root = statCpu(pid);
+  if (!root) return NaN;
+  let total = root.own + root.reaped;
+  const below = [pid];
+  while (below.length > 0) {
+    const parent = below.pop()!;
+    for (const [child, ppid] of table) {
+      if (ppid !== parent) continue;
+      const cpu = statCpu(child);
+      if (cpu) total += cpu.own + cpu.reaped;
+      below.push(child);
+    }
+  }
+  return total;
+}
+
+/** Every live process's parent pid, by pid, from one pass over /proc. */
+function parentTable(): Map<number, number> {
+  const table = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cpu = statCpu(Number(name));
+    if (cpu) table.set(Number(name), cpu.ppid);
+  }
+  return table;
 }
 
 /** CPU seconds the whole machine has been busy (all cores, everything but idle and iowait), from /proc/stat. */
@@ -58,8 +97,11 @@ export class CpuMeter {
   private readonly samples: Array<{ at: number; seconds: Map<string, number> }> = [];
   private timer?: NodeJS.Timeout;
 
-  /** @param pids Process ids by role. */
-  constructor(private readonly pids: Record<string, number>) {}
+  /**
+   * @param pids Process ids by role.
+   * @param trees Roles counted with every process below theirs (a gateway cluster's primary and its gateway processes).
+   */
+  constructor(private readonly pids: Record<string, number>, private readonly trees: readonly string[] = []) {}
 
   start(): void {
     this.sample();
@@ -88,9 +130,10 @@ export class CpuMeter {
 
   private sample(): void {
     const seconds = new Map<string, number>();
+    const table = this.trees.length > 0 ? parentTable() : undefined;
     let ours = 0;
     for (const [role, pid] of Object.entries(this.pids)) {
-      const used = processCpuSeconds(pid);
+      const used = table && this.trees.includes(role) ? processTreeCpuSeconds(pid, table) : processCpuSeconds(pid);
       seconds.set(role, used);
       ours += used;
     }

@@ -12,11 +12,14 @@
  * 10/s is [[chunks:50]] [[slow:100]]), BENCH_SIZES=10,100 (shorthand for N×10/s rounds; BENCH_ROUNDS wins),
  * BENCH_PER_RUN=500 (runs of one chunk each, staggered over 2 s, for CPU ms per run; 0 skips it),
  * BENCH_CANCEL_BURST=100 (REST cancels sent at once while that many runs stream at 50/s; 0 skips it),
- * BENCH_WORKERS=2, BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
+ * BENCH_WORKERS=2, BENCH_GATEWAY_PROCESSES=1 (the gateway's DATAAGENT_WORKERS: gateway processes on its port; the gateway's
+ * CPU then counts the primary and all of them), BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
  * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1 (both cancel figures),
  * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
  * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose),
  * BENCH_SKIP_TOKENS=1 (MCP prompt tokens per turn, layered injection vs every full schema; token-bench.ts),
+ * BENCH_SKIP_LLM_STREAM=1, BENCH_LLM_STREAM_PASSES=5 (client CPU µs per chunk reading streamed completions: the openai
+ * SDK's stream, SseChunkReader, OpenAIChatModel; after the stack stops; see llm-stream-bench.ts),
  * BENCH_SKIP_MCP=1, BENCH_MCP_CALLS=2000, BENCH_MCP_USERS=50, BENCH_MCP_SECONDS=5 (MCP through the worker's pool
  * beside the bare SDK client against server-everything on loopback, streamable HTTP and stdio: sequential echo
  * calls per side, new users' first calls cold and warm, calls per second at concurrency 50 for that many seconds
@@ -41,6 +44,7 @@ import { measureRedisPubSubFloor } from './floor-redis-pubsub.js';
 import { measureSocketIoFloor } from './floor-socketio.js';
 import { measureMcp } from './mcp-bench.js';
 import { formatTokens, measureTokens } from './token-bench.js';
+import { formatLlmStreamBench, runLlmStreamBench } from './llm-stream-bench.js';
 import { summarize } from './percentiles.js';
 import { CpuMeter } from './process-cpu.js';
 import { resultsDir } from './repo-paths.js';
@@ -87,6 +91,8 @@ const TAKEOVER_GIVE_UP_MS = 90_000;
 const TAKEOVER_TARGET_MS = 5_000;
 /** Worker processes: two, one per core of the reference machine. */
 const WORKERS = Math.max(1, Number(process.env.BENCH_WORKERS ?? 2));
+/** Gateway processes (DATAAGENT_WORKERS of the gateway): one, or a cluster primary and that many. */
+const GATEWAY_PROCESSES = Math.max(1, Number(process.env.BENCH_GATEWAY_PROCESSES ?? 1) || 1);
 const WARMUP_SESSIONS = 50;
 /** A stream of `rate` stamped chunks per second lasting `seconds`. */
 const streamMessage = (rate: number, seconds = STREAM_SECONDS) => `[[stamp]] [[chunks:${Math.round(rate * seconds)}]] [[slow:${Math.round(1000 / rate)}]]`;
@@ -134,7 +140,7 @@ async function measureFloors(stack: BenchStack): Promise<FloorFigure[]> {
 /** One streaming round; its CPU window covers connecting, streaming and SETTLE_MS after the last done. */
 async function runRound(stack: BenchStack, { streams: sessions, rate }: RoundSpec): Promise<RoundFigures> {
   const message = streamMessage(rate);
-  const cpu = new CpuMeter(stack.pids);
+  const cpu = new CpuMeter(stack.pids, stack.cpuTrees);
   cpu.start();
   const result = await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions, message, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
   await sleep(SETTLE_MS);
@@ -170,7 +176,7 @@ async function runRound(stack: BenchStack, { streams: sessions, rate }: RoundSpe
 
 /** CPU ms per run: PER_RUN one-chunk runs; the CPU window opens at the first chat (not while sockets connect). */
 async function runPerRunCpu(stack: BenchStack): Promise<PerRunCpuFigures> {
-  const cpu = new CpuMeter(stack.pids);
+  const cpu = new CpuMeter(stack.pids, stack.cpuTrees);
   const result = await runChatLoad({
     url: stack.gateway.url,
     apiKey: BENCH_API_KEY,
@@ -225,7 +231,7 @@ async function main(): Promise<number> {
   const report: BenchReport = {
     startedAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown', node: process.version },
-    workload: { streamSeconds: STREAM_SECONDS, staggerMs: STAGGER_MS, warmupSessions: WARMUP_SESSIONS, warmupMessage: streamMessage(10) },
+    workload: { streamSeconds: STREAM_SECONDS, staggerMs: STAGGER_MS, warmupSessions: WARMUP_SESSIONS, warmupMessage: streamMessage(10), gatewayProcesses: GATEWAY_PROCESSES },
     clockOffset: { offsetMs: NaN, rttMs: NaN },
     floors: [],
     rounds: [],
@@ -254,6 +260,7 @@ async function main(): Promise<number> {
     const stack = await startBenchStack(teardown, {
       workerConcurrency: Math.max(1_100, PER_RUN + 100, CANCEL_BURST + 100, ...ROUNDS.map((r) => r.streams + 100)),
       workers: WORKERS,
+      gatewayProcesses: GATEWAY_PROCESSES,
       cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined,
       log,
     });
@@ -339,6 +346,16 @@ async function main(): Promise<number> {
     } catch (err) {
       exitCode = 1;
       log(`token bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
+  if (!process.env.BENCH_SKIP_LLM_STREAM) {
+    try {
+      log('LLM stream read: SDK stream, SseChunkReader, OpenAIChatModel');
+      report.llmStream = await runLlmStreamBench();
+      console.log(`${formatLlmStreamBench(report.llmStream)}\n`);
+    } catch (err) {
+      exitCode = 1;
+      log(`LLM stream bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
     }
   }
   if (exitCode === 0 && !process.env.BENCH_SKIP_PARSER) {

@@ -13,6 +13,7 @@ import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
 import { OriginPolicy } from './infra/origin-policy.js';
 import type { ApiError } from './common/api-error.js';
 import { Metrics } from '#telemetry/metrics.js';
+import { RunQueue } from '#transport/run-queue.js';
 import { startTracing } from '#telemetry/tracing.js';
 import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
@@ -22,6 +23,8 @@ import { serveWebUi } from './web/web-ui.js';
 import { serveApiDocs } from './docs/api-docs.js';
 import { serveQueueBoard } from './admin/queue-board.js';
 import { HEALTH_PATH } from './health/health.controller.js';
+import { followPrimaryShutdown, GatewayPrimary, gatewayUrl, isGatewayClusterProcess } from './infra/gateway-cluster.js';
+import { ClusterMetricsClient } from './metrics/cluster-metrics.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -37,6 +40,13 @@ async function main(): Promise<void> {
     throw err;
   }
   const { server } = settings;
+  const inCluster = isGatewayClusterProcess();
+  if (server.workers > 1 && !inCluster) {
+    // DATAAGENT_WORKERS gateway processes on one port; this one only looks after them.
+    new GatewayPrimary({ processes: server.workers, host: server.host, logLevel: server.logLevel }).start();
+    return;
+  }
+  if (inCluster) followPrimaryShutdown();
   // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
   const stopTracing = startTracing('dataagent-gateway');
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, stopTracing), { bufferLogs: true, bodyParser: false });
@@ -45,7 +55,11 @@ async function main(): Promise<void> {
   // connection of this gateway down with it.
   process.on('unhandledRejection', (err) => app.get(Logger).error({ err }, 'unhandled rejection'));
   // First of all: every request is counted, and /metrics answers outside the API's checks.
-  instrumentHttp(app, app.get(Metrics), settings.metrics);
+  const metrics = app.get(Metrics);
+  // In a cluster, /metrics covers every process of the host; the queue's counts (the same from any process) once.
+  const queue = app.get(RunQueue);
+  const clusterMetrics = inCluster && settings.metrics.enabled ? new ClusterMetricsClient(metrics, () => queue.queue.exportPrometheusMetrics()) : null;
+  instrumentHttp(app, metrics, settings.metrics, clusterMetrics ? () => clusterMetrics.scrape() : undefined);
   // The figure KEDA scales the workers on, beside /metrics and under the same token.
   serveQueueDepth(app, settings.metrics);
   app.useBodyParser('json', { limit: Math.max(1024 * 1024, server.maxMessageBytes * 2) });
@@ -91,9 +105,10 @@ async function main(): Promise<void> {
   await app.listen(server.port, server.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : server.port;
-  const shown = server.host === '0.0.0.0' || server.host === '::' ? '127.0.0.1' : server.host;
   // One machine-readable line so scripts and tests can find the port (DATAAGENT_PORT=0 picks a free one).
-  console.log(JSON.stringify({ msg: 'gateway listening', url: `http://${shown}:${port}`, port }));
+  // In a cluster the primary prints it once every process listens; each process names itself.
+  const line = inCluster ? { msg: 'gateway process listening', pid: process.pid } : { msg: 'gateway listening' };
+  console.log(JSON.stringify({ ...line, url: gatewayUrl(server.host, port), port }));
 }
 
 main().catch((err) => {

@@ -157,6 +157,18 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
     expect(server.openStreams).toBe(0);
   });
 
+  it('closes the connection when the consumer stops reading early', async () => {
+    const abortedBefore = server.abortedStreams;
+    const seen: string[] = [];
+    for await (const chunk of model().stream({ messages: user('[[chunks:1000]] [[slow:5]]'), tools: [], signal: new AbortController().signal })) {
+      if (chunk.type === 'text') seen.push(chunk.text);
+      if (seen.length === 2) break;
+    }
+    await server.idle();
+    expect(seen).toEqual(['tok0 ', 'tok1 ']);
+    expect(server.abortedStreams).toBe(abortedBefore + 1);
+  });
+
   it('aborts a stream that hangs before any text', async () => {
     const controller = new AbortController();
     const abortedBefore = server.abortedStreams;

@@ -119,6 +119,28 @@ describe('RunEventLog (Redis)', () => {
     }
   });
 
+  it('sends the appends of one event-loop turn, for every run, as one script call, each with its own outcome', async () => {
+    const sessionId = id('session');
+    await listen(sessionId);
+    const runs = Array.from({ length: 100 }, () => id('run'));
+    const [sealedRun, cancelledRun] = runs;
+    await logs[0].append(event(sessionId, sealedRun, 'done'));
+    await logs[0].requestCancel(cancelledRun);
+    const scriptCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await conns[0].info('commandstats'))?.[1] ?? 0);
+    const before = await scriptCalls();
+    // Three events per run, all made in this turn: more than one call's worth (256), so two calls.
+    const turn = runs.flatMap((runId) => [0, 1, 2].map((k) => logs[1].append(event(sessionId, runId, 'text', { content: `${k}` }))));
+    const results = await Promise.all(turn);
+    expect((await scriptCalls()) - before).toBe(2);
+    expect(results.slice(0, 3).map((r) => r.status)).toEqual(['sealed', 'sealed', 'sealed']);
+    expect(results.slice(3, 6).map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    for (const [i, runId] of runs.entries()) {
+      if (i < 2) continue;
+      expect(results.slice(i * 3, i * 3 + 3).map((r) => (r.status === 'appended' ? [r.event.seq, r.event.content] : r.status))).toEqual([[1, '0'], [2, '1'], [3, '2']]);
+      expect((await rawLog(runId)).map((raw) => (JSON.parse(raw) as EventDict).content)).toEqual(['0', '1', '2']);
+    }
+  });
+
   it('accepts exactly one done, even among concurrent ones, and nothing after it', async () => {
     const sessionId = id('session');
     const runId = id('run');

@@ -62,10 +62,10 @@ async function writeLive(sessionId: string, runId: string, write: () => Promise<
 function hookedLog(hooks: { before?: () => Promise<void>; after?: () => Promise<void> }) {
   const wrapped = Object.create(log) as RunEventLog & { reads: number };
   wrapped.reads = 0;
-  wrapped.range = async (runId: string, afterSeq?: number, count?: number) => {
+  wrapped.rangeRaw = async (runId: string, afterSeq?: number, count?: number) => {
     wrapped.reads++;
     await hooks.before?.();
-    const page = await log.range(runId, afterSeq, count);
+    const page = await log.rangeRaw(runId, afterSeq, count);
     await hooks.after?.();
     return page;
   };
@@ -74,13 +74,17 @@ function hookedLog(hooks: { before?: () => Promise<void>; after?: () => Promise<
 
 function follower() {
   const seen: Array<[number, boolean]> = [];
+  /** Events whose JSON text as published did not come with them (what the gateway forwards unchanged). */
+  const withoutRaw: number[] = [];
   let end: (how: 'done' | 'ended') => void = () => {};
   const ended = new Promise<'done' | 'ended'>((resolve) => (end = resolve));
   return {
     seen,
+    withoutRaw,
     ended,
-    onEvent: (event: EventDict, live: boolean) => {
+    onEvent: (event: EventDict, live: boolean, raw?: string) => {
       seen.push([event.seq, live]);
+      if (raw === undefined || JSON.stringify(JSON.parse(raw)) !== JSON.stringify(event)) withoutRaw.push(event.seq);
       if (event.event_type === 'done') end('done');
     },
     onEnded: () => end('ended'),
@@ -132,6 +136,7 @@ describe('followEvents (Redis)', () => {
           await writeLive(sessionId, runId, async () => (await writer.append(TOTAL), writer.appended));
           // What the first read found is replayed; the rest comes live, held or not.
           expect([afterSeq, f.seen]).toEqual([afterSeq, range(afterSeq + 1, TOTAL).map((seq) => [seq, seq > BEFORE + 2])]);
+          expect(f.withoutRaw).toEqual([]);
           if (afterSeq < TOTAL) expect(await f.ended).toBe('done');
         } finally {
           stop();

@@ -25,8 +25,21 @@ export interface FollowOptions {
 /** Replayed events read from Redis and handed over per step, between two `ready` waits. */
 export const REPLAY_PAGE = 200;
 
-/** `live` is false for events replayed from the log, true for those relayed as they happen. */
-export type FollowListener = (event: EventDict, live: boolean) => void;
+/**
+ * `live` is false for events replayed from the log, true for those relayed as they happen.
+ * `raw` is the event's JSON text as published, when it came from Redis (absent for events read
+ * from the archive): a relay forwards it as is instead of encoding the event again.
+ */
+export type FollowListener = (event: EventDict, live: boolean, raw?: string) => void;
+
+interface Received {
+  event: EventDict;
+  raw?: string;
+}
+
+function parsed(raw: string): Received {
+  return { event: JSON.parse(raw) as EventDict, raw };
+}
 
 /**
  * Delivers a run's events after `afterSeq`, then live ones: no gap, no duplicate.
@@ -49,24 +62,24 @@ export async function followEvents(
   const lastSeq = new Map<string, number>();
   /** The run's done has been delivered. */
   let ended = false;
-  let buffer: EventDict[] | null = runId && options.afterSeq !== undefined ? [] : null;
+  let buffer: Received[] | null = runId && options.afterSeq !== undefined ? [] : null;
 
-  const deliver = (event: EventDict, live: boolean) => {
+  const deliver = ({ event, raw }: Received, live: boolean) => {
     if (runId && event.run_id !== runId) return;
     const last = lastSeq.get(event.run_id) ?? (event.run_id === runId ? options.afterSeq ?? 0 : 0);
     if (event.seq <= last) return;
     lastSeq.set(event.run_id, event.seq);
     if (event.event_type === 'done' && event.run_id === runId) ended = true;
-    onEvent(event, live);
+    onEvent(event, live, raw);
   };
 
   // Live events that arrive during the replay wait here, but never more than a page of them:
   // past that they are dropped and read again from the log, which holds them too.
   let overflowed = false;
-  const stop = await relay.watch(sessionId, (event) => {
-    if (!buffer) return deliver(event, true);
+  const stop = await relay.watch(sessionId, (event, raw) => {
+    if (!buffer) return deliver({ event, raw }, true);
     if (runId && event.run_id !== runId) return;
-    if (buffer.length < REPLAY_PAGE) buffer.push(event);
+    if (buffer.length < REPLAY_PAGE) buffer.push({ event, raw });
     else {
       buffer.length = 0;
       overflowed = true;
@@ -77,15 +90,16 @@ export async function followEvents(
     try {
       let after = options.afterSeq ?? 0;
       let archived: EventDict[] | null = null;
+      const fromArchive = (events: EventDict[]): Received[] => events.map((event) => ({ event }));
       for (;;) {
         overflowed = false;
-        let page = archived ? archived.splice(0, REPLAY_PAGE) : await log.range(runId, after, REPLAY_PAGE);
+        let page = archived ? fromArchive(archived.splice(0, REPLAY_PAGE)) : (await log.rangeRaw(runId, after, REPLAY_PAGE)).map(parsed);
         if (page.length === 0 && !archived && after === (options.afterSeq ?? 0) && options.archive && (await log.lastSeq(runId)) === 0) {
           archived = await options.archive(runId, after);
-          page = archived.splice(0, REPLAY_PAGE);
+          page = fromArchive(archived.splice(0, REPLAY_PAGE));
         }
-        for (const event of page) deliver(event, false);
-        if (page.length > 0) after = page.at(-1)!.seq;
+        for (const received of page) deliver(received, false);
+        if (page.length > 0) after = page.at(-1)!.event.seq;
         // The log is exhausted as of this read; unless live events were dropped meanwhile, the
         // held ones cover everything since.
         if (page.length < REPLAY_PAGE && !(archived?.length) && !overflowed) break;
@@ -93,10 +107,10 @@ export async function followEvents(
       }
       const held = buffer;
       buffer = null;
-      for (const event of held) deliver(event, true);
+      for (const received of held) deliver(received, true);
       // A finished run whose done lies at or before the position asked for has nothing more to send.
       if (!ended && options.onEnded && (archived !== null || (await log.isSealed(runId)))) {
-        for (const event of archived ? [] : await log.range(runId, after)) deliver(event, true);
+        for (const received of archived ? [] : (await log.rangeRaw(runId, after)).map(parsed)) deliver(received, true);
         if (!ended) options.onEnded();
       }
     } catch (err) {

@@ -31,14 +31,18 @@ export class RunLifecycle {
 
   /**
    * Cancels a run: records the cancel (a worker that has the run, or takes it later, sees it),
-   * and when no worker has taken it yet, removes its job and appends its done here.
+   * and when no worker holds it, removes its job and appends its done here. The record and the
+   * removal travel together in one round trip: removing the job of a run that had ended anyway
+   * takes nothing from it, and a worker that holds the run keeps its job.
    */
   async cancel(runId: string, sessionId: string): Promise<CancelOutcome> {
     if (!this.queue) throw new Error('RunLifecycle needs the run queue to cancel');
-    if (!(await this.log.requestCancel(runId))) return 'finished';
-    if (!(await this.queue.removeWaiting(runId))) return 'running';
-    await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
-    return 'ended_queued';
+    const [open, removed] = await Promise.all([this.log.requestCancel(runId), this.queue.removeWaiting(runId)]);
+    if (!open) return 'finished';
+    if (!removed) return 'running';
+    // No worker holds it: its done is appended here, unless the run ended meanwhile (then that done stands).
+    const ended = await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
+    return ended.status === 'sealed' ? 'finished' : 'ended_queued';
   }
 
   /**

@@ -78,20 +78,12 @@ export class RunQueue {
   }
 
   /**
-   * Removes a run that is still waiting. Returns false when no waiting job was removed
-   * (already taken by a worker, or unknown).
+   * Removes a run's job unless a worker holds it, in one script (BullMQ's remove refuses a locked
+   * job). Returns false when a worker holds it; true when it was waiting and is gone now, or there
+   * is no job (not added yet, or no longer kept).
    */
   async removeWaiting(runId: string): Promise<boolean> {
-    const job = await this.queue.getJob(runId);
-    if (!job) return false;
-    try {
-      const state = await job.getState();
-      if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
-      await job.remove();
-      return true;
-    } catch {
-      return false;
-    }
+    return (await this.queue.remove(runId)) === 1;
   }
 
   /** The run's job state ('waiting', 'active', 'completed', 'failed', ...; 'unknown' when there is none). */

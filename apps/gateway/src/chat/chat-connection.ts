@@ -14,7 +14,8 @@ const MESSAGE_TYPES = ['chat', 'cancel', 'hitl_decision', 'resume', 'ping'];
 
 /** How a connection answers its client; Socket.IO and plain WebSocket each implement it. */
 export interface ClientSink {
-  event(event: EventDict | ErrorEventBody): void;
+  /** `raw`, when given, is the event's JSON text as published: sent as is instead of encoding `event`. */
+  event(event: EventDict | ErrorEventBody, raw?: string): void;
   pong(body: { timestamp: string }): void;
   /** Bytes written to this client that it has not taken yet. */
   bufferedBytes(): number;
@@ -154,9 +155,9 @@ export class ChatConnection {
         if (err instanceof ClientStalledError && !err.gone) this.drop(slowConsumerError({ sessionId, runId }, lastSent, this.limits.bufferMaxBytes));
         throw err;
       });
-    const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event, live) => {
+    const stop = await this.chat.follow({ sessionId, runId }, afterSeq, (event, live, raw) => {
       if (this.closed) return;
-      this.sink.event(event);
+      this.sink.event(event, raw);
       lastSent = event.seq;
       // A replay is paced by `ready`; live events cannot wait, so a client too far behind goes.
       if (live) this.checkBuffer({ sessionId, runId }, event.seq);

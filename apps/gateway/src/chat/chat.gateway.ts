@@ -8,6 +8,7 @@ import { ApiError } from '../common/api-error.js';
 import { toApiError } from '../common/api-exception.filter.js';
 import { ChatConnection, type MessageAck } from './chat-connection.js';
 import { DROP_GRACE_MS } from './client-limits.js';
+import { rawEventSender } from './raw-socket-event.js';
 import { ChatService } from './chat.service.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -59,12 +60,13 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
     this.metrics.openSockets.labels('socketio').inc();
     const queued = queuedBytes(socket);
     const { clientBufferMaxBytes, clientMessagesPerSecond } = this.settings.server;
+    const sendRaw = rawEventSender(socket, 'event');
     data.connection = new ChatConnection(
       this.chat,
       this.control,
       data.caller,
       {
-        event: (event) => socket.emit('event', event),
+        event: (event, raw) => (raw === undefined ? socket.emit('event', event) : sendRaw(raw)),
         pong: (body) => socket.emit('pong', body),
         bufferedBytes: queued,
         drop: (reason) => {

@@ -218,8 +218,8 @@ export class ChatService {
       this.relay,
       this.log,
       { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ...pacing },
-      (event, live) => {
-        onEvent(event, live);
+      (event, live, raw) => {
+        onEvent(event, live, raw);
         // Replayed events are old by design: only live ones say how fast events reach clients.
         const at = live ? Date.parse(event.timestamp) : NaN;
         if (Number.isFinite(at)) this.metrics.eventDelivery.observe(secondsSince(at));

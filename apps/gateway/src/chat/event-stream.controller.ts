@@ -78,9 +78,9 @@ export class EventStreamController implements OnApplicationShutdown {
     const startStream = () => {
       if (!res.headersSent) res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     };
-    const send = (name: string, id: string | null, body: unknown) => {
+    const send = (name: string, id: string | null, body: unknown, raw?: string) => {
       startStream();
-      res.write(`${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(body)}\n\n`);
+      res.write(`${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${raw ?? JSON.stringify(body)}\n\n`);
     };
     let lastSent = afterSeq;
     const dropSlow = () => {
@@ -88,9 +88,9 @@ export class EventStreamController implements OnApplicationShutdown {
       end();
       setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
     };
-    const write = (event: EventDict, live: boolean) => {
+    const write = (event: EventDict, live: boolean, raw?: string) => {
       if (ended) return;
-      send(event.event_type, `${event.run_id}:${event.seq}`, event);
+      send(event.event_type, `${event.run_id}:${event.seq}`, event, raw);
       lastSent = event.seq;
       if (event.event_type === 'done') return end();
       // writableLength counts what the response and its socket still hold for this client. A

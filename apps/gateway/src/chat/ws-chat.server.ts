@@ -119,8 +119,8 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
 
   private accept(ws: WebSocket, caller: Caller, sessionId: string): void {
     const { clientBufferMaxBytes, clientMessagesPerSecond } = this.settings.server;
-    const send = (body: unknown) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(body));
+    const send = (body: unknown, raw?: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(raw ?? JSON.stringify(body));
     };
     const connection = new ChatConnection(
       this.chat,

@@ -43,12 +43,10 @@ export class ControlService {
    * @throws ApiError 404 for an unknown or foreign session.
    */
   async cancelSession(caller: Caller, sessionId: string): Promise<CancelAnswer> {
-    await this.access.getOwned(caller, sessionId);
-    const active = await this.store.runs.listActive(sessionId);
-    const cancelled: string[] = [];
-    for (const run of active) {
-      if (await this.cancelRun(run.runId, sessionId)) cancelled.push(run.runId);
-    }
+    // Read together: the runs of a session the caller does not own are never acted on.
+    const [, active] = await Promise.all([this.access.getOwned(caller, sessionId), this.store.runs.listActive(sessionId)]);
+    const ended = await Promise.all(active.map((run) => this.cancelRun(run.runId, sessionId)));
+    const cancelled = active.filter((_, i) => ended[i]).map((run) => run.runId);
     if (cancelled.length === 0) return { session_id: sessionId, cancelled: false, run_ids: [], reason: 'no_active_run' };
     return { session_id: sessionId, cancelled: true, run_ids: cancelled };
   }

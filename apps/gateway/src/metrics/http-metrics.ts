@@ -22,8 +22,9 @@ export function routeLabel(req: Pick<Request, 'baseUrl'> & { route?: { path?: un
  * refused requests are counted too, and the scrape needs neither an API key nor a browser's
  * Host and Origin (a scraper sends none): anyone who reaches the gateway may read it unless
  * DATAAGENT_METRICS_TOKEN is set, so keep the path off public ingress.
+ * @param scrape What `/metrics` answers: this process's metrics, or (in a gateway cluster) every process's, summed.
  */
-export function instrumentHttp(app: NestExpressApplication, metrics: Metrics, config: MetricsConfig): void {
+export function instrumentHttp(app: NestExpressApplication, metrics: Metrics, config: MetricsConfig, scrape: () => Promise<string> = () => metrics.scrape()): void {
   const http = app.getHttpAdapter().getInstance() as Application;
   http.use((req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();
@@ -36,8 +37,12 @@ export function instrumentHttp(app: NestExpressApplication, metrics: Metrics, co
     next();
   });
   if (!config.enabled) return;
-  http.get(METRICS_PATH, scrapeGuard(config), (req: Request, res: Response, next: NextFunction) => {
-    metrics.scrape().then((text) => res.type(metrics.contentType).send(text), next);
+  http.get(METRICS_PATH, scrapeGuard(config), (_req: Request, res: Response) => {
+    scrape().then(
+      (text) => res.type(metrics.contentType).send(text),
+      // A gateway process that did not report in time: no partial sum, which would read as counters resetting.
+      (err: unknown) => res.status(503).json({ error_code: 'metrics_unavailable', message: err instanceof Error ? err.message : String(err), details: {} }),
+    );
   });
 }
 

@@ -182,6 +182,12 @@ export class RunRunner {
       return null;
     };
     const handedOff = () => isHandoff(controller.signal);
+    let slotReleased = false;
+    const releaseSlot = async () => {
+      if (slotReleased) return;
+      slotReleased = true;
+      await this.deps.runSlots?.release(job.tenantId, job.runId).catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
+    };
 
     try {
       epoch = await handOffOn(() => ledger.claim(job.runId));
@@ -266,6 +272,8 @@ export class RunRunner {
           const cancelled = event.cancelled || controller.signal.aborted;
           if (cancelled) status = 'cancelled';
           await this.finish(job, status, failure, added);
+          // Given back before the done goes out: a client that sends its next chat on the done is admitted.
+          await releaseSlot();
           await publish(cancelled === event.cancelled ? event : new DoneEvent(envelope, true, 'cancelled'));
           break;
         }
@@ -289,7 +297,7 @@ export class RunRunner {
       await equipped?.release().catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not release the run's tools"));
       await archiver.flushRun(job.runId);
       if (!handedOff()) {
-        await this.deps.runSlots?.release(job.tenantId, job.runId).catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
+        await releaseSlot();
         await this.purgeIfSessionDeleted(job);
       }
     }
