@@ -305,7 +305,7 @@ export function formatCancel(report: BenchReport): string {
       Object.keys(b.gaps).length > 0 ? `gapped: ${counts(b.gaps)}` : '',
     ].filter(Boolean);
     lines.push(
-      `Cancel burst (client sends POST /api/v1/chat/{session_id}/cancel → that run's done{cancelled} on its socket), ${b.runs} runs "${b.message}", all ${b.runs} cancels sent at once once every run streamed:`,
+      `Cancel burst (client sends POST /api/v1/chat/{session_id}/cancel → that run's done{cancelled} on its socket), ${b.runs} runs "${b.message}", all ${b.runs} cancels sent at once once every run streamed, each on a keep-alive connection of its own opened beforehand:`,
       `  p50 ${ms(b.latency.p50, 0)} ms   p99 ${ms(b.latency.p99, 0)} ms   max ${ms(b.latency.max, 0)} ms   (${b.cancelled} of ${b.runs} cancelled${others.length ? `; ${others.join('; ')}` : ''}); ` +
         `REST answer p50 ${ms(b.rest.p50, 0)} ms, p99 ${ms(b.rest.p99, 0)} ms`,
       `  target p99 ≤ ${b.targetP99Ms} ms: ${b.latency.p99 <= b.targetP99Ms ? 'met' : 'NOT MET'}   seed ≤ ${b.seedMs} ms: ${b.latency.max <= b.seedMs ? 'met' : 'NOT MET'}` +

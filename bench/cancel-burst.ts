@@ -1,4 +1,5 @@
 import type { Socket } from 'socket.io-client';
+import { Agent, fetch } from 'undici';
 import type { EventDict } from '#core/events/execution-event.js';
 import { connectChat } from '#test/support/chat-clients.js';
 import { epochNow } from './clock.js';
@@ -43,13 +44,15 @@ interface BurstRun {
 
 /**
  * Starts `runs` streaming chats, one per socket; once every one has streamed a text event,
- * sends one REST cancel per run all at once (`POST /api/v1/chat/{session_id}/cancel`), and
- * times each from its send to that run's done on its socket.
+ * sends one REST cancel per run all at once (`POST /api/v1/chat/{session_id}/cancel`), each on
+ * a keep-alive connection of its own opened beforehand, and times each from its send to that
+ * run's done on its socket.
  */
 export async function measureCancelBurst(options: CancelBurstOptions): Promise<CancelBurstResult> {
   const runs: BurstRun[] = [];
   const result: CancelBurstResult = { latencyMs: [], restMs: [], cancelled: 0, notCancelled: 0, noDone: 0, refused: {}, gaps: {} };
   const timers: NodeJS.Timeout[] = [];
+  let dispatcher: Agent | undefined;
   const within = <T>(promise: Promise<T>, fallback: T) =>
     Promise.race([promise, new Promise<T>((resolve) => timers.push(setTimeout(() => resolve(fallback), options.timeoutMs)))]);
   try {
@@ -77,13 +80,17 @@ export async function measureCancelBurst(options: CancelBurstOptions): Promise<C
     for (const run of runs) run.socket.emit('message', { type: 'chat', payload: { message: options.message } });
     const ready = await within(Promise.all(runs.map((run) => run.streaming)).then(() => true), false);
     if (!ready) throw new Error(`not every run streamed within ${options.timeoutMs} ms`);
-    // Node loads its fetch on first use: that happens here, untimed, not in the first cancel.
-    await fetch(`${options.url}/api/v1/health/live`).then((res) => res.arrayBuffer());
+    // Each person's client has its HTTP connection open already, as a page that loaded its
+    // history does: one keep-alive connection per run, opened here, untimed (Node also loads its
+    // fetch on first use). New connections would time 100 TCP handshakes on a busy machine too.
+    const connections = new Agent({ connections: options.runs, keepAliveTimeout: 60_000 });
+    dispatcher = connections;
+    await Promise.all(runs.map(() => fetch(`${options.url}/api/v1/health/live`, { dispatcher }).then((res) => res.arrayBuffer())));
 
     await Promise.all(
       runs.map(async (run) => {
         const sentAt = epochNow();
-        const answer = fetch(`${options.url}/api/v1/chat/${run.sessionId}/cancel`, { method: 'POST', headers: { 'x-api-key': options.apiKey } }).then(
+        const answer = fetch(`${options.url}/api/v1/chat/${run.sessionId}/cancel`, { method: 'POST', dispatcher, headers: { 'x-api-key': options.apiKey } }).then(
           async (res) => {
             result.restMs.push(epochNow() - sentAt);
             const body = (await res.json().catch(() => ({}))) as { cancelled?: boolean; reason?: string; error_code?: string };
@@ -115,6 +122,7 @@ export async function measureCancelBurst(options: CancelBurstOptions): Promise<C
     return result;
   } finally {
     for (const timer of timers) clearTimeout(timer);
+    await dispatcher?.close();
     for (const run of runs) run.socket.disconnect();
   }
 }

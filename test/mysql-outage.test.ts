@@ -46,7 +46,7 @@ describe('MySQL stopped under load', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it(`streams ${RUNS} chats through the outage, answers new chats 503, and archives every event and answer once it is back`, async () => {
+  it(`streams ${RUNS} chats through the outage, answers new chats 503, cancels over REST, and archives every event and answer once it is back`, async () => {
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     const acks = await Promise.all(Array.from({ length: RUNS }, () => sendChat(socket, { message: '[[chunks:60]] [[slow:350]]' })));
@@ -57,15 +57,25 @@ describe('MySQL stopped under load', () => {
     const stoppedAt = Date.now();
     const refused = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: 'during the outage' } });
     expect({ status: refused.status, code: refused.body.error_code, retry: refused.headers.get('retry-after') }).toEqual({ status: 503, code: 'database_unavailable', retry: '5' });
+    // A cancel needs no database: the session's active runs and their owners are in Redis.
+    const [stopped, ...streaming] = acks;
+    const cancel = await api(system.url, 'POST', `/chat/${stopped.session_id}/cancel`, { apiKey: TEST_API_KEY });
+    expect({ status: cancel.status, body: cancel.body }).toEqual({ status: 200, body: { session_id: stopped.session_id, cancelled: true, run_ids: [stopped.run_id] } });
+    expect((await events.done(stopped.run_id, 60_000)).cancelled).toBe(true);
     // The streams go on: their events travel through Redis.
-    await Promise.all(acks.map((ack) => events.done(ack.run_id, 60_000)));
+    await Promise.all(streaming.map((ack) => events.done(ack.run_id, 60_000)));
     // Down for 30 s in all: the streams ran through most of it, their archive writes kept meanwhile.
     await new Promise((r) => setTimeout(r, Math.max(2_000, OUTAGE_MS - (Date.now() - stoppedAt))));
     mariadb = await startMariadb({ dir, port: mariadb.port, ...DB, durable: true });
 
     const db = await mysql.createConnection({ host: '127.0.0.1', port: mariadb.port, ...DB });
     try {
-      for (const ack of acks) {
+      assertWellFormedRun(events.ofRun(stopped.run_id));
+      await eventually(async () => {
+        const [[run]] = (await db.query('SELECT status FROM runs WHERE run_id = ?', [stopped.run_id])) as [Array<{ status: string }>, unknown];
+        return run.status === 'cancelled';
+      }, 30_000, 'the cancelled run stored as cancelled');
+      for (const ack of streaming) {
         const streamed = events.ofRun(ack.run_id);
         assertWellFormedRun(streamed);
         const answer = streamed.filter((e) => e.event_type === 'text').map((e) => e.content).join('');

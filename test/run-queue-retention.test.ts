@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Worker } from 'bullmq';
 import { createRedis } from '#transport/redis-connection.js';
-import { createRunConsumer, RunQueue, type FinishedJobRetention, type RunJobData } from '#transport/run-queue.js';
+import { RunQueue, type FinishedJobRetention, type RunJobData } from '#transport/run-queue.js';
+import { RunConsumer } from '#transport/run-consumer.js';
 
 function redisUrl(): string {
   const url = process.env.DATAAGENT_REDIS_URL;
@@ -27,7 +27,7 @@ describe('finished run jobs in Redis (real BullMQ against the harness Redis)', (
     connections.push(redis);
     return redis;
   };
-  let consumer: Worker<RunJobData> | undefined;
+  let consumer: RunConsumer | undefined;
   let queue: RunQueue | undefined;
 
   afterEach(async () => {
@@ -51,7 +51,7 @@ describe('finished run jobs in Redis (real BullMQ against the harness Redis)', (
       const count = () => {
         if (++finished === total) resolve();
       };
-      consumer = createRunConsumer(connect('consumer'), { name, concurrency: 4, retention }, async (j) => {
+      consumer = new RunConsumer(connect('consumer'), { name, concurrency: 4, retention }, async (j) => {
         if (j.data.runId.startsWith('fail-')) throw new Error('the run broke');
         return 'ended';
       });

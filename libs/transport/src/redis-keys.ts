@@ -1,6 +1,7 @@
 /**
- * Redis key layout. A run's keys share a hash tag so the append script touches one slot
- * (Redis Cluster safe).
+ * Redis key layout. A run's keys share a hash tag. The append script takes the events of many
+ * runs in one call, so it expects a single Redis (or a proxy that keeps one script's keys
+ * together), not Redis Cluster.
  */
 export const redisKeys = {
   runSeq: (runId: string) => `da:run:{${runId}}:seq`,
@@ -16,6 +17,8 @@ export const redisKeys = {
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */
   tenantRuns: (tenantId: string) => `da:tenant:{${tenantId}}:runs`,
   sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,
+  /** The session's runs that have no done yet: a hash of run id → owner (JSON `[tenant_id, user_id]`), for cancels that need no database. */
+  sessionActiveRuns: (sessionId: string) => `da:session:{${sessionId}}:active-runs`,
   sessionChannel: (sessionId: string) => `da:events:${sessionId}`,
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,

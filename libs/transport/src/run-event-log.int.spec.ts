@@ -141,6 +141,21 @@ describe('RunEventLog (Redis)', () => {
     }
   });
 
+  it("keeps a session's runs without a done, with their owners, and its done takes a run off", async () => {
+    const sessionId = id('session');
+    const [first, second, foreign] = [id('run'), id('run'), id('run')];
+    await logs[0].markActive(sessionId, first, { tenantId: 'acme', userId: 'alice/x' });
+    await logs[1].markActive(sessionId, second, { tenantId: 'acme', userId: 'alice/x' });
+    await logs[2].markActive(sessionId, foreign, { tenantId: 'globex', userId: 'alice/x' });
+    const byRun = async () => Object.fromEntries((await logs[3].activeRuns(sessionId)).map((r) => [r.runId, `${r.tenantId}|${r.userId}`]));
+    expect(await byRun()).toEqual({ [first]: 'acme|alice/x', [second]: 'acme|alice/x', [foreign]: 'globex|alice/x' });
+    await logs[0].append(event(sessionId, first, 'text', { content: 'a' }));
+    expect(Object.keys(await byRun()).sort()).toEqual([first, second, foreign].sort());
+    await logs[1].append(event(sessionId, first, 'done', { cancelled: false }));
+    expect(Object.keys(await byRun()).sort()).toEqual([second, foreign].sort());
+    expect(await conns[0].ttl(redisKeys.sessionActiveRuns(sessionId))).toBeGreaterThan(0);
+  });
+
   it('accepts exactly one done, even among concurrent ones, and nothing after it', async () => {
     const sessionId = id('session');
     const runId = id('run');
@@ -209,6 +224,24 @@ describe('RunEventLog (Redis)', () => {
     expect(await log.append(event(sessionId, runId, 'text', { content: 'second' }), second)).toMatchObject({ status: 'appended', event: { seq: 2 } });
     expect(await log.append(event(sessionId, runId, 'done'), second)).toMatchObject({ status: 'appended', event: { seq: 3 } });
     expect((await log.range(runId)).map((e) => e.content ?? e.event_type)).toEqual(['first', 'second', 'done']);
+  });
+
+  it('takes a run in one call: its epoch, its log, and on a takeover its steps; nothing once it has its done', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    const ledger = new RunLedger(conns[1], 600);
+    await logs[0].append(event(sessionId, runId, 'run_queued'));
+    const first = await ledger.take(runId);
+    expect(first).toEqual({ sealed: false, epoch: 1, events: [expect.objectContaining({ seq: 1, event_type: 'run_queued' })], steps: [] });
+    await logs[0].append(event(sessionId, runId, 'run_started'), 1);
+    await ledger.recordStep(runId, 1, { seq: 2, message: { role: 'user', content: 'hi' } as StoredStep['message'] });
+    const second = await ledger.take(runId);
+    expect(second.sealed === false && [second.epoch, second.events.map((e) => e.event_type), second.steps.map((st) => st.seq)]).toEqual([2, ['run_queued', 'run_started'], [2]]);
+    // The first owner is fenced off.
+    expect((await logs[0].append(event(sessionId, runId, 'text'), 1)).status).toBe('fenced');
+    await logs[0].append(event(sessionId, runId, 'done'), 2);
+    expect(await ledger.take(runId)).toEqual({ sealed: true });
+    expect(await conns[0].get(redisKeys.runOwner(runId))).toBe('2');
   });
 
   it('bounds an unfinished run by the active TTL from its first event, then keeps a finished run for the retention only', async () => {

@@ -10,17 +10,19 @@ import { redisKeys } from './redis-keys.js';
  * the control message was lost. An append that carries an owner epoch is refused (-2) once
  * another worker has taken the run over.
  *
+ * A done also takes the run off its session's active runs.
+ *
  * One call carries every append a process made in one turn of its event loop, for all its runs:
- * seven keys per event (KEYS[7i+1..7i+7]: seq, log, done, cancel, owner, steps, calls), ARGV[1]
- * and ARGV[2] the finished and the active retention, then four arguments per event (channel,
- * the event's JSON after its opening brace, '1' for a done, the epoch or ''). Returns each
- * event's seq or refusal, in order.
+ * eight keys per event (KEYS[8i+1..8i+8]: seq, log, done, cancel, owner, steps, calls, the
+ * session's active runs), ARGV[1] and ARGV[2] the finished and the active retention, then five
+ * arguments per event (channel, the event's JSON after its opening brace, '1' for a done, the
+ * epoch or '', the run id). Returns each event's seq or refusal, in order.
  */
 const APPEND_SCRIPT = `
 local out = {}
-for i = 0, #KEYS / 7 - 1 do
-  local k = i * 7
-  local a = 2 + i * 4
+for i = 0, #KEYS / 8 - 1 do
+  local k = i * 8
+  local a = 2 + i * 5
   local terminal = ARGV[a + 3]
   local epoch = ARGV[a + 4]
   local result
@@ -38,6 +40,7 @@ for i = 0, #KEYS / 7 - 1 do
       redis.call('SET', KEYS[k + 3], seq, 'EX', ARGV[1])
       for j = 1, 2 do redis.call('EXPIRE', KEYS[k + j], ARGV[1]) end
       for j = 5, 7 do redis.call('EXPIRE', KEYS[k + j], ARGV[1]) end
+      redis.call('HDEL', KEYS[k + 8], ARGV[a + 5])
     elseif seq == 1 then
       redis.call('EXPIRE', KEYS[k + 1], ARGV[2])
       redis.call('EXPIRE', KEYS[k + 2], ARGV[2])
@@ -51,7 +54,7 @@ return out
 `;
 
 /** Keys per event in {@link APPEND_SCRIPT}. */
-const KEYS_PER_EVENT = 7;
+const KEYS_PER_EVENT = 8;
 /** Events in one script call at most: a turn with more sends several calls, in order. */
 const MAX_BATCH = 256;
 
@@ -63,6 +66,12 @@ interface PendingAppend {
   epoch: string;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
+}
+
+/** Who started a run. */
+export interface RunOwner {
+  tenantId: string;
+  userId: string;
 }
 
 export interface RunEventLogOptions {
@@ -114,8 +123,8 @@ export class RunEventLog {
     const args: string[] = [String(this.options.retentionSeconds), String(this.options.activeRetentionSeconds ?? 24 * 3600)];
     for (const { event, body, epoch } of batch) {
       const run = event.run_id;
-      keys.push(redisKeys.runSeq(run), redisKeys.runLog(run), redisKeys.runDone(run), redisKeys.runCancel(run), redisKeys.runOwner(run), redisKeys.runSteps(run), redisKeys.runCalls(run));
-      args.push(redisKeys.sessionChannel(event.session_id), body, event.event_type === 'done' ? '1' : '0', epoch);
+      keys.push(redisKeys.runSeq(run), redisKeys.runLog(run), redisKeys.runDone(run), redisKeys.runCancel(run), redisKeys.runOwner(run), redisKeys.runSteps(run), redisKeys.runCalls(run), redisKeys.sessionActiveRuns(event.session_id));
+      args.push(redisKeys.sessionChannel(event.session_id), body, event.event_type === 'done' ? '1' : '0', epoch, run);
     }
     const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
     append(batch.length * KEYS_PER_EVENT, ...keys, ...args).then(
@@ -135,6 +144,29 @@ export class RunEventLog {
       .exists(redisKeys.runDone(runId))
       .exec()) as [[null, unknown], [null, number]];
     return sealed === 0;
+  }
+
+  /**
+   * Adds a run to its session's active runs, with its owner; its done takes it off again. Kept
+   * as long as an unfinished run's log.
+   */
+  async markActive(sessionId: string, runId: string, owner: RunOwner): Promise<void> {
+    const key = redisKeys.sessionActiveRuns(sessionId);
+    await this.redis.multi().hset(key, runId, JSON.stringify([owner.tenantId, owner.userId])).expire(key, this.options.activeRetentionSeconds ?? 24 * 3600).exec();
+  }
+
+  /** The session's runs that have no done yet, as {@link markActive} recorded them (none when Redis lost them). */
+  async activeRuns(sessionId: string): Promise<Array<{ runId: string } & RunOwner>> {
+    const all = await this.redis.hgetall(redisKeys.sessionActiveRuns(sessionId));
+    return Object.entries(all).map(([runId, owner]) => {
+      const [tenantId, userId] = JSON.parse(owner) as [string, string];
+      return { runId, tenantId, userId };
+    });
+  }
+
+  /** Takes a run off its session's active runs (one that ended without a done in this log, e.g. its log expired). */
+  async forgetActive(sessionId: string, runId: string): Promise<void> {
+    await this.redis.hdel(redisKeys.sessionActiveRuns(sessionId), runId);
   }
 
   async isCancelRequested(runId: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { EventDict } from '#core/events/execution-event.js';
 import type { JournalStep } from '#core/engine/run-journal.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -24,6 +25,25 @@ redis.call('EXPIRE', KEYS[3], ARGV[5])
 return added
 `;
 
+/**
+ * A worker takes a run, in one round trip: nothing when the run has its done (returns {0});
+ * otherwise raises the owner epoch and returns {epoch, the run's log, its recorded steps (only
+ * on a takeover: a first owner has none)}. KEYS: done, owner, log, steps; ARGV[1] ttl.
+ */
+const TAKE_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
+local epoch = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+local steps = {}
+if epoch > 1 then steps = redis.call('LRANGE', KEYS[4], 0, -1) end
+return {epoch, redis.call('LRANGE', KEYS[3], 0, -1), steps}
+`;
+
+type TakeCommand = (done: string, owner: string, log: string, steps: string, ttl: number) => Promise<[number, string[]?, string[]?]>;
+
+/** What taking a run found: it had ended already, or this worker owns it now (epoch), with what it has done so far. */
+export type TakenRun = { sealed: true } | { sealed: false; epoch: number; events: EventDict[]; steps: StoredStep[] };
+
 type RecordCommand = (owner: string, steps: string, calls: string, epoch: string, mode: 'step' | 'intent', payload: string, field: string, ttl: number) => Promise<number>;
 
 /** Another worker took the run over: this one must stop. */
@@ -45,6 +65,9 @@ export class RunLedger {
     if (!(redis as unknown as { runLedgerRecord?: unknown }).runLedgerRecord) {
       redis.defineCommand('runLedgerRecord', { numberOfKeys: 3, lua: RECORD_SCRIPT });
     }
+    if (!(redis as unknown as { runLedgerTake?: unknown }).runLedgerTake) {
+      redis.defineCommand('runLedgerTake', { numberOfKeys: 4, lua: TAKE_SCRIPT });
+    }
   }
 
   /** Takes ownership of a run. @returns this owner's epoch: 1 on the first attempt, higher on a takeover. */
@@ -52,6 +75,17 @@ export class RunLedger {
     const key = redisKeys.runOwner(runId);
     const [[, epoch]] = (await this.redis.multi().incr(key).expire(key, this.ttlSeconds).exec()) as [[null, number], unknown];
     return epoch;
+  }
+
+  /**
+   * Takes a run to run it, in one round trip: what {@link claim} does, unless the run has its
+   * done, plus the run's log and (on a takeover) its recorded steps.
+   */
+  async take(runId: string): Promise<TakenRun> {
+    const take = (this.redis as unknown as { runLedgerTake: TakeCommand }).runLedgerTake.bind(this.redis);
+    const [epoch, events = [], steps = []] = await take(redisKeys.runDone(runId), redisKeys.runOwner(runId), redisKeys.runLog(runId), redisKeys.runSteps(runId), this.ttlSeconds);
+    if (epoch === 0) return { sealed: true };
+    return { sealed: false, epoch, events: events.map((raw) => JSON.parse(raw) as EventDict), steps: steps.map((raw) => JSON.parse(raw) as StoredStep) };
   }
 
   /** Steps recorded so far, oldest first. */

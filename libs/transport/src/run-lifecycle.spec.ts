@@ -6,8 +6,10 @@ import type { RunQueue } from './run-queue.js';
 /** A log and queue of plain fakes: what each step of a cancel finds is set per case. */
 function fakes(found: { sealed: boolean; held: boolean; doneMeanwhile?: boolean }) {
   const appended: EventDict[] = [];
+  const forgotten: string[] = [];
   const log = {
     requestCancel: async () => !found.sealed,
+    forgetActive: async (_session: string, runId: string) => void forgotten.push(runId),
     append: async (event: EventDict): Promise<AppendResult> => {
       if (found.doneMeanwhile) return { status: 'sealed' };
       appended.push(event);
@@ -15,7 +17,7 @@ function fakes(found: { sealed: boolean; held: boolean; doneMeanwhile?: boolean 
     },
   } as unknown as RunEventLog;
   const queue = { removeWaiting: async () => !found.held } as unknown as RunQueue;
-  return { lifecycle: new RunLifecycle(log, queue), appended };
+  return { lifecycle: new RunLifecycle(log, queue), appended, forgotten };
 }
 
 describe('RunLifecycle.cancel', () => {
@@ -31,8 +33,10 @@ describe('RunLifecycle.cancel', () => {
     expect(appended).toEqual([]);
   });
 
-  it('reports a run that had its done already as finished', async () => {
-    expect(await fakes({ sealed: true, held: false }).lifecycle.cancel('r', 's')).toBe('finished');
+  it('reports a run that had its done already as finished, and takes it off the active runs', async () => {
+    const { lifecycle, forgotten } = fakes({ sealed: true, held: false });
+    expect(await lifecycle.cancel('r', 's')).toBe('finished');
+    expect(forgotten).toEqual(['r']);
   });
 
   it('reports a run whose own done landed between the cancel record and the removal as finished', async () => {

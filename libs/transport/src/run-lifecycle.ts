@@ -1,5 +1,5 @@
 import { DoneEvent, RunQueuedEvent } from '#core/events/execution-event.js';
-import type { RunEventLog } from './run-event-log.js';
+import type { RunEventLog, RunOwner } from './run-event-log.js';
 import type { RunJobData, RunQueue } from './run-queue.js';
 import type { SessionEventRelay } from './session-event-relay.js';
 
@@ -22,11 +22,23 @@ export class RunLifecycle {
     private readonly relay?: SessionEventRelay,
   ) {}
 
-  /** Announces a run (run_queued is its seq 1) and queues its job. */
+  /** Announces a run (run_queued is its seq 1; the run joins its session's active runs) and queues its job. */
   async enqueue(job: RunJobData): Promise<void> {
     if (!this.queue) throw new Error('RunLifecycle needs the run queue to enqueue');
-    await this.log.append(new RunQueuedEvent({ sessionId: job.sessionId, runId: job.runId }).toDict());
+    await Promise.all([
+      this.log.markActive(job.sessionId, job.runId, { tenantId: job.tenantId, userId: job.userId }),
+      this.log.append(new RunQueuedEvent({ sessionId: job.sessionId, runId: job.runId }).toDict()),
+    ]);
     await this.queue.enqueue(job);
+  }
+
+  /**
+   * The session's runs without a done that `owner` started, read from Redis alone (no database):
+   * what a cancel acts on first. Empty when there are none, or Redis lost them.
+   */
+  async activeRunsOf(sessionId: string, owner: RunOwner): Promise<string[]> {
+    const runs = await this.log.activeRuns(sessionId);
+    return runs.filter((run) => run.tenantId === owner.tenantId && run.userId === owner.userId).map((run) => run.runId);
   }
 
   /**
@@ -38,7 +50,10 @@ export class RunLifecycle {
   async cancel(runId: string, sessionId: string): Promise<CancelOutcome> {
     if (!this.queue) throw new Error('RunLifecycle needs the run queue to cancel');
     const [open, removed] = await Promise.all([this.log.requestCancel(runId), this.queue.removeWaiting(runId)]);
-    if (!open) return 'finished';
+    if (!open) {
+      await this.log.forgetActive(sessionId, runId);
+      return 'finished';
+    }
     if (!removed) return 'running';
     // No worker holds it: its done is appended here, unless the run ended meanwhile (then that done stands).
     const ended = await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());

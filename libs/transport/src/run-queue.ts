@@ -1,4 +1,4 @@
-import { MetricsTime, Queue, Worker, type ConnectionOptions, type Job, type KeepJobs } from 'bullmq';
+import { Queue, type ConnectionOptions, type KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 /** The payload of a run job. The job's id is the run id. */
@@ -109,54 +109,4 @@ export class RunQueue {
   async close(): Promise<void> {
     await this.queue.close();
   }
-}
-
-export interface RunConsumerOptions {
-  name: string;
-  concurrency: number;
-  /** Milliseconds a job lock lasts without renewal before another worker may take it. */
-  lockDurationMs?: number;
-  /** How often BullMQ looks for jobs whose worker vanished. */
-  stalledIntervalMs?: number;
-  /** Finished jobs kept when a job does not say (one added without the queue's defaults). */
-  retention?: FinishedJobRetention;
-}
-
-/**
- * Consumer side: a worker process takes runs, `concurrency` at a time. When `handle` resolves
- * `ended` (the run has its done), the job's copy of the message is emptied before the job
- * completes; `lost` (another worker has taken the run over) leaves it for that worker.
- */
-export function createRunConsumer(
-  connection: Redis,
-  options: RunConsumerOptions,
-  handle: (job: Job<RunJobData>, token?: string) => Promise<'ended' | 'lost'>,
-): Worker<RunJobData> {
-  const retention = options.retention ?? RUN_JOB_RETENTION;
-  const processJob = async (job: Job<RunJobData>, token?: string) => {
-    if ((await handle(job, token)) === 'ended') await forgetMessage(job);
-  };
-  return new Worker<RunJobData>(options.name, processJob, {
-    connection: connection as unknown as ConnectionOptions,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs ?? 30_000,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
-    // A run whose worker keeps dying (one that crashes it every time) fails after this many takeovers; the reaper then ends it.
-    maxStalledCount: 5,
-    removeOnComplete: retention.completed,
-    removeOnFail: retention.failed,
-    // Completed and failed totals for the queue's Prometheus export (bullmq_job_completed_total), with a week of per-minute counts.
-    metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
-  });
-}
-
-/**
- * Empties an ended run's message: the session's history holds it (and goes with the session),
- * so a job kept for inspection should not hold a second copy. A worker that lost the job's
- * lock meanwhile harms no one: the run's log is sealed, so whoever takes the job over skips
- * it without reading the message. A job that failed keeps it, for diagnosis, within
- * {@link RUN_JOB_RETENTION}. Best effort: a Redis error leaves the message in place.
- */
-async function forgetMessage(job: Job<RunJobData>): Promise<void> {
-  await job.updateData({ ...job.data, message: '' }).catch(() => undefined);
 }

@@ -43,10 +43,16 @@ export class ControlService {
    * @throws ApiError 404 for an unknown or foreign session.
    */
   async cancelSession(caller: Caller, sessionId: string): Promise<CancelAnswer> {
-    // Read together: the runs of a session the caller does not own are never acted on.
-    const [, active] = await Promise.all([this.access.getOwned(caller, sessionId), this.store.runs.listActive(sessionId)]);
-    const ended = await Promise.all(active.map((run) => this.cancelRun(run.runId, sessionId)));
-    const cancelled = active.filter((_, i) => ended[i]).map((run) => run.runId);
+    // The runs this caller started in the session, from Redis: a burst of cancels (or a database
+    // outage) does not wait on MySQL. The caller started them, so the session is theirs.
+    let active = await this.lifecycle.activeRunsOf(sessionId, caller);
+    if (active.length === 0) {
+      // None there: the session may be foreign or unknown (404), or its runs predate Redis's copy.
+      const [, stored] = await Promise.all([this.access.getOwned(caller, sessionId), this.store.runs.listActive(sessionId)]);
+      active = stored.map((run) => run.runId);
+    }
+    const ended = await Promise.all(active.map((runId) => this.cancelRun(runId, sessionId)));
+    const cancelled = active.filter((_, i) => ended[i]);
     if (cancelled.length === 0) return { session_id: sessionId, cancelled: false, run_ids: [], reason: 'no_active_run' };
     return { session_id: sessionId, cancelled: true, run_ids: cancelled };
   }

@@ -122,7 +122,8 @@ export class RunRunner {
   async run(job: RunJobData): Promise<RunOutcome> {
     const { store, log, ledger, archiver, agents, workerId, logger } = this.deps;
     const envelope = { sessionId: job.sessionId, runId: job.runId };
-    if (await log.isSealed(job.runId)) {
+    // A run that waits for earlier ones is looked at first; any other learns it in the take below.
+    if (job.afterRuns?.length && (await log.isSealed(job.runId))) {
       logger.info({ run_id: job.runId }, 'run already finished; skipping');
       await this.deps.runSlots?.release(job.tenantId, job.runId).catch(() => undefined);
       return 'finished';
@@ -190,8 +191,15 @@ export class RunRunner {
     };
 
     try {
-      epoch = await handOffOn(() => ledger.claim(job.runId));
-      const [earlier, steps] = await Promise.all([log.range(job.runId, 0), epoch > 1 ? ledger.steps(job.runId) : Promise.resolve([])]);
+      // Its done, its ownership, its log and recorded steps, in one round trip.
+      const taken = await handOffOn(() => ledger.take(job.runId));
+      if (taken.sealed) {
+        logger.info({ run_id: job.runId }, 'run already finished; skipping');
+        endedElsewhere = true;
+        return 'finished';
+      }
+      epoch = taken.epoch;
+      const { events: earlier, steps } = taken;
       const startedBefore = earlier.find((e) => e.event_type === 'run_started');
       // Archived below with the events before it, in seq order: the archive keeps only events
       // after the highest seq it holds, so a flush of run_started alone would lose run_queued.
@@ -400,8 +408,8 @@ export class RunRunner {
         }
         appended = true;
       }
-      await store.runs.markFinished(job.runId, status, failure);
-      await store.sessions.update(job.sessionId, { lastActiveAt: new Date() });
+      // Independent rows: written side by side, so the done waits one round trip, not two.
+      await Promise.all([store.runs.markFinished(job.runId, status, failure), store.sessions.update(job.sessionId, { lastActiveAt: new Date() })]);
     };
     if (!(await pendingWrites.run(`finish run ${job.runId}`, write))) {
       logger.warn({ run_id: job.runId }, 'database unreachable: the answer is kept and stored once it is back');

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { WaitingError, type Job, type Worker } from 'bullmq';
+import { WaitingError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RunHandoff } from '#core/engine/run-journal.js';
@@ -7,7 +7,8 @@ import { ControlBus } from '#transport/control-bus.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLedger } from '#transport/run-ledger.js';
-import { createRunConsumer, RunQueue, type RunJobData } from '#transport/run-queue.js';
+import { RunQueue, type RunJobData } from '#transport/run-queue.js';
+import { RunConsumer } from '#transport/run-consumer.js';
 import { createRedis, pingRedis } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
 import { LOGGER, MCP, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
@@ -32,7 +33,7 @@ export function stalledCheckInterval(jobLockMs: number): number {
  */
 @Injectable()
 export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
-  private consumer?: Worker<RunJobData>;
+  private consumer?: RunConsumer;
   private connection?: Redis;
   private subscriber?: Redis;
   private reaperQueue?: RunQueue;
@@ -61,7 +62,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
       else if (message.type === 'hitl_decision') this.waiters.wake(message.request_id);
     });
     this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
-    this.consumer = createRunConsumer(
+    this.consumer = new RunConsumer(
       this.connection,
       { name: redis.queueName, concurrency: worker.concurrency, lockDurationMs: worker.jobLockMs, stalledIntervalMs: stalledCheckInterval(worker.jobLockMs) },
       (job, token) => this.process(job, token),
