@@ -443,6 +443,57 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(await store.runs.get(ok.runId)).toBeNull();
       expect(await store.messages.count(fresh)).toBe(0);
     });
+
+    /** Queued runs of new sessions, written as the gateway writes them. */
+    async function queuedTurns(n: number): Promise<Array<ReturnType<typeof run>>> {
+      const runs = Array.from({ length: n }, () => run(randomUUID()));
+      await store.submissions.writeMany(runs.map((r) => ({ session: { sessionId: r.sessionId, tenantId: tenant, userId: 'alice', assistantId: 'helper' }, run: r, messages: [message(r.sessionId, r.runId, 'q')] })));
+      return runs;
+    }
+
+    it('starts many runs at once, keeping the first start time and leaving finished runs finished', async () => {
+      const [a, b, done] = await queuedTurns(3);
+      await store.runs.markFinished(done!.runId, 'cancelled', 'cancelled while queued');
+      advance(1_000);
+      await store.submissions.startMany([a!.runId, b!.runId, done!.runId]);
+      advance(1_000);
+      await store.submissions.startMany([a!.runId]);
+      expect(await store.runs.get(a!.runId)).toMatchObject({ status: 'running', startedAt: new Date(START + 1_000) });
+      expect(await store.runs.get(b!.runId)).toMatchObject({ status: 'running' });
+      expect(await store.runs.get(done!.runId)).toMatchObject({ status: 'cancelled', startedAt: null });
+    });
+
+    it('ends many runs at once: their messages in order, each status unless it had one, and their sessions touched', async () => {
+      const [ok, broken, cancelled, over] = await queuedTurns(4);
+      await store.runs.markFinished(over!.runId, 'cancelled');
+      advance(5_000);
+      await store.submissions.finishMany([
+        { runId: ok!.runId, sessionId: ok!.sessionId, status: 'completed', messages: [message(ok!.sessionId, ok!.runId, 'calling', 'assistant'), message(ok!.sessionId, ok!.runId, 'answer', 'assistant')] },
+        { runId: broken!.runId, sessionId: broken!.sessionId, status: 'failed', error: 'model down', messages: [] },
+        { runId: cancelled!.runId, sessionId: cancelled!.sessionId, status: 'cancelled', messages: [] },
+        { runId: over!.runId, sessionId: over!.sessionId, status: 'completed', messages: [] },
+      ]);
+      expect(await store.runs.get(ok!.runId)).toMatchObject({ status: 'completed', error: null, finishedAt: new Date(START + 5_000) });
+      expect(await store.runs.get(broken!.runId)).toMatchObject({ status: 'failed', error: 'model down' });
+      expect(await store.runs.get(cancelled!.runId)).toMatchObject({ status: 'cancelled' });
+      expect(await store.runs.get(over!.runId)).toMatchObject({ status: 'cancelled' });
+      expect((await store.messages.list(ok!.sessionId, { limit: 10, offset: 0 })).map((m) => m.content)).toEqual(['q', 'calling', 'answer']);
+      expect((await store.sessions.get(broken!.sessionId))!.lastActiveAt.getTime()).toBe(START + 5_000);
+    });
+
+    it('ends all of a batch of runs or none of it', async () => {
+      const [first, second] = await queuedTurns(2);
+      const stored = { ...message(first!.sessionId, first!.runId, 'stored', 'assistant'), messageId: randomUUID() };
+      await store.messages.append([stored]);
+      await expect(
+        store.submissions.finishMany([
+          { runId: second!.runId, sessionId: second!.sessionId, status: 'completed', messages: [message(second!.sessionId, second!.runId, 'new', 'assistant')] },
+          { runId: first!.runId, sessionId: first!.sessionId, status: 'completed', messages: [stored] },
+        ]),
+      ).rejects.toThrow();
+      expect(await store.runs.get(second!.runId)).toMatchObject({ status: 'queued' });
+      expect(await store.messages.count(second!.sessionId)).toBe(1);
+    });
   });
 
   describe('run events', () => {

@@ -5,7 +5,7 @@ import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
 import { RunEntity } from './entities/run.entity.js';
 import { toRunRecord } from './record-mappers.js';
 
-const ACTIVE: RunStatus[] = ['queued', 'running'];
+export const ACTIVE: RunStatus[] = ['queued', 'running'];
 
 /** A run as it is created: queued at `at`. */
 export function queuedRun(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>, at: Date): RunRecord {

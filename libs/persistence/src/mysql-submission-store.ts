@@ -1,16 +1,17 @@
 import { In, type DataSource } from 'typeorm';
-import type { NewSubmission, SubmissionStore } from '#core/session/session-store.js';
+import type { NewSubmission, RunFinish, SubmissionStore } from '#core/session/session-store.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEntity } from './entities/run.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecords, messageRows } from './mysql-message-store.js';
-import { queuedRun } from './mysql-run-store.js';
+import { ACTIVE, queuedRun } from './mysql-run-store.js';
 import { sessionRow } from './mysql-session-store.js';
 
 /**
  * Chat turns' rows in MySQL, many turns per transaction: one multi-row INSERT per table and one
  * UPDATE for the sessions they continue, whatever the number of turns. A multi-row INSERT keeps
- * the given order, so each session's messages keep theirs.
+ * the given order, so each session's messages keep theirs. Runs starting and ending are written
+ * the same way, many per statement.
  */
 export class MysqlSubmissionStore implements SubmissionStore {
   constructor(
@@ -31,6 +32,46 @@ export class MysqlSubmissionStore implements SubmissionStore {
       await manager.createQueryBuilder().insert().into(RunEntity).values(runs).updateEntity(false).execute();
       if (messages.length > 0) await manager.createQueryBuilder().insert().into(MessageEntity).values(messages).updateEntity(false).execute();
       if (touched.length > 0) await manager.update(SessionEntity, { sessionId: In(touched) }, { lastActiveAt: at, updatedAt: at });
+    });
+  }
+
+  async startMany(runIds: readonly string[]): Promise<void> {
+    if (runIds.length === 0) return;
+    await this.dataSource
+      .createQueryBuilder()
+      .update(RunEntity)
+      .set({ status: 'running', startedAt: () => 'COALESCE(started_at, :startedAt)' })
+      .setParameter('startedAt', this.now())
+      .where('run_id IN (:...runIds)', { runIds: [...runIds] })
+      .andWhere('status IN (:...active)', { active: ACTIVE })
+      .execute();
+  }
+
+  async finishMany(finishes: readonly RunFinish[]): Promise<void> {
+    if (finishes.length === 0) return;
+    const at = this.now();
+    const messages = messageRows(messageRecords(finishes.flatMap((f) => f.messages), at));
+    // One UPDATE per distinct (status, error): usually one or two.
+    const byOutcome = new Map<string, { status: RunFinish['status']; error: string | null; runIds: string[] }>();
+    for (const f of finishes) {
+      const key = JSON.stringify([f.status, f.error ?? null]);
+      const group = byOutcome.get(key) ?? { status: f.status, error: f.error ?? null, runIds: [] };
+      group.runIds.push(f.runId);
+      byOutcome.set(key, group);
+    }
+    const sessions = [...new Set(finishes.map((f) => f.sessionId))];
+    await this.dataSource.transaction(async (manager) => {
+      if (messages.length > 0) await manager.createQueryBuilder().insert().into(MessageEntity).values(messages).updateEntity(false).execute();
+      for (const { status, error, runIds } of byOutcome.values()) {
+        await manager
+          .createQueryBuilder()
+          .update(RunEntity)
+          .set({ status, error, finishedAt: at })
+          .where('run_id IN (:...runIds)', { runIds })
+          .andWhere('status IN (:...active)', { active: ACTIVE })
+          .execute();
+      }
+      await manager.update(SessionEntity, { sessionId: In(sessions) }, { lastActiveAt: at, updatedAt: at });
     });
   }
 }

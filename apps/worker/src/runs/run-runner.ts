@@ -10,7 +10,8 @@ import { applyFeatures } from '#core/tenants/feature-gate.js';
 import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
 import type { RunMeter, RunMetrics } from '../metrics/run-metrics.js';
 import type { RunTrace, RunTraces } from '../tracing/run-traces.js';
-import type { ConversationStore, RunStatus } from '#core/session/session-store.js';
+import type { ConversationStore, RunFinish, RunStatus } from '#core/session/session-store.js';
+import { GroupCommit } from '#core/util/group-commit.js';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
@@ -79,8 +80,20 @@ interface ActiveRun {
 export class RunRunner {
   private readonly active = new Map<string, ActiveRun>();
   private draining = false;
+  /**
+   * Runs' rows are written in groups, as the gateway writes submissions: the runs that start (or
+   * end) while one group is written go in the next, so a burst costs a few statements, not a
+   * few per run. A group that fails is written run by run, so a run whose rows cannot be written
+   * fails alone.
+   */
+  private readonly starts: GroupCommit<string>;
+  private readonly finishes: GroupCommit<RunFinish>;
 
-  constructor(private readonly deps: RunRunnerDeps) {}
+  constructor(private readonly deps: RunRunnerDeps) {
+    const { store } = deps;
+    this.starts = new GroupCommit((runIds) => (runIds.length === 1 ? store.runs.markStarted(runIds[0]!) : store.submissions.startMany(runIds)));
+    this.finishes = new GroupCommit((finishes) => (finishes.length === 1 ? this.finishOne(finishes[0]!) : store.submissions.finishMany(finishes)));
+  }
 
   get activeCount(): number {
     return this.active.size;
@@ -223,7 +236,7 @@ export class RunRunner {
       }
       // The gateway's run_queued (and, on a takeover, what the archive may not hold yet) is archived with this worker's events.
       for (const event of [...earlier, first]) archiver.add(event);
-      const [, history] = await Promise.all([store.runs.markStarted(job.runId), job.firstTurn ? [] : loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
+      const [, history] = await Promise.all([this.starts.add(job.runId), job.firstTurn ? [] : loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
       const journal: RunJournal = {
         resumed: steps,
         step: async (step) => {
@@ -390,30 +403,31 @@ export class RunRunner {
    * writes later, in order (PendingWrites): the run's done does not wait for it.
    */
   private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {
-    const { store, logger, pendingWrites } = this.deps;
+    const { logger, pendingWrites } = this.deps;
     // Ids derived from the run and position, so a retry after a lost acknowledgement, or the
     // worker that continues a run whose worker died while storing it, finds its rows instead of doubling them.
     const messages = status === 'cancelled' ? [] : added.map((m, i) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: messageIdFor(job.runId, i) }));
-    let appended = messages.length === 0;
-    const write = async () => {
-      if (!appended) {
-        try {
-          await store.messages.append(messages);
-        } catch (err) {
-          if (isDatabaseUnavailable(err)) throw err;
-          if (!isDuplicateKey(err)) {
-            logger.error({ run_id: job.runId, err }, "could not store the run's messages");
-            [status, failure] = ['failed', 'The answer could not be stored'];
-          }
-        }
-        appended = true;
-      }
-      // Independent rows: written side by side, so the done waits one round trip, not two.
-      await Promise.all([store.runs.markFinished(job.runId, status, failure), store.sessions.update(job.sessionId, { lastActiveAt: new Date() })]);
-    };
-    if (!(await pendingWrites.run(`finish run ${job.runId}`, write))) {
+    const finish: RunFinish = { runId: job.runId, sessionId: job.sessionId, status, ...(failure === undefined ? {} : { error: failure }), messages };
+    if (!(await pendingWrites.run(`finish run ${job.runId}`, () => this.finishes.add(finish)))) {
       logger.warn({ run_id: job.runId }, 'database unreachable: the answer is kept and stored once it is back');
     }
+  }
+
+  /** One run's final rows, alone: messages it stored before (a retry) are kept; messages that cannot be stored end it failed. */
+  private async finishOne(finish: RunFinish): Promise<void> {
+    const { store, logger } = this.deps;
+    let { status, error } = finish;
+    try {
+      await store.messages.append(finish.messages);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw err;
+      if (!isDuplicateKey(err)) {
+        logger.error({ run_id: finish.runId, err }, "could not store the run's messages");
+        [status, error] = ['failed', 'The answer could not be stored'];
+      }
+    }
+    // Independent rows: written side by side.
+    await Promise.all([store.runs.markFinished(finish.runId, status, error), store.sessions.update(finish.sessionId, { lastActiveAt: new Date() })]);
   }
 }
 

@@ -144,6 +144,19 @@ export class MemoryConversationStore implements ConversationStore {
         await this.messages.append(s.messages);
       }
     },
+    startMany: async (runIds) => {
+      for (const runId of runIds) await this.runs.markStarted(runId);
+    },
+    finishMany: async (finishes) => {
+      // All or none: a message id already taken fails the batch before anything is written.
+      const taken = new Set([...this.messageMap.values()].flat().map((m) => m.messageId));
+      for (const f of finishes) for (const m of f.messages) if (m.messageId && taken.has(m.messageId)) throw new Error(`duplicate message ${m.messageId}`);
+      for (const f of finishes) {
+        await this.messages.append(f.messages);
+        await this.runs.markFinished(f.runId, f.status, f.error);
+        await this.sessions.update(f.sessionId, { lastActiveAt: this.now() });
+      }
+    },
   };
 
   readonly runs: RunStore = {

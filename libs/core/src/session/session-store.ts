@@ -118,10 +118,29 @@ export interface NewSubmission {
   messages: NewMessage[];
 }
 
-/** Writes many turns' rows at once (the gateway's group commit of submissions). */
+/** The rows a run writes as it ends: its final status and the messages it added; its session's `last_active_at` moves. */
+export interface RunFinish {
+  runId: string;
+  sessionId: string;
+  status: Exclude<RunStatus, 'queued' | 'running'>;
+  error?: string;
+  messages: NewMessage[];
+}
+
+/**
+ * Writes many turns' rows at once: the gateway's group commit of submissions, the workers' of
+ * runs starting and ending. Each call is one transaction of a few statements whatever the number.
+ */
 export interface SubmissionStore {
-  /** Writes every submission's rows, all or none, in one transaction: a few statements whatever their number. */
+  /** Writes every submission's rows, all or none. */
   writeMany(submissions: NewSubmission[]): Promise<void>;
+  /** Marks queued runs running, as {@link RunStore.markStarted} does each. */
+  startMany(runIds: readonly string[]): Promise<void>;
+  /**
+   * Ends runs, all or none: their messages, then each final status unless the run has one
+   * already (as {@link RunStore.markFinished}), then their sessions' `last_active_at`.
+   */
+  finishMany(finishes: readonly RunFinish[]): Promise<void>;
 }
 
 /** The durable copy of run events; batched, never a row per token. */
