@@ -72,7 +72,8 @@ describe('resumable streams, plain WebSocket and SSE', () => {
     const second = await connectChat(system.url, TEST_API_KEY);
     const after = new EventCollector(second);
     try {
-      await sendMessage(second, 'resume', { session_id: ack.session_id, after_seq: got.at(-1)!.seq });
+      // By run id: the run may have ended while the gateway restarted, and is replayed then.
+      await sendMessage(second, 'resume', { run_id: ack.run_id, after_seq: got.at(-1)!.seq });
       await after.done(ack.run_id);
       const joined = [...got, ...after.ofRun(ack.run_id)];
       assertWellFormedRun(joined);

@@ -79,4 +79,16 @@ describe('RunConsumer (Redis behind a slow link)', () => {
       await link.close();
     }
   }, 60_000);
+
+  it('serves its slots with Workers of 16, and with no more than 64 Workers however many slots', async () => {
+    const redis = createRedis(harnessRedisUrl(), 'spec-consumer-sizes');
+    connections.push(redis);
+    const sizes: Array<[number, number]> = [];
+    for (const concurrency of [1, 16, 17, 200, 10_000]) {
+      const consumer = new RunConsumer(redis, { name: `sizes-${randomUUID().slice(0, 8)}`, concurrency }, async () => 'ended');
+      sizes.push([concurrency, consumer.fetchers]);
+      await consumer.close();
+    }
+    expect(sizes).toEqual([[1, 1], [16, 1], [17, 2], [200, 13], [10_000, 64]]);
+  }, 60_000);
 });

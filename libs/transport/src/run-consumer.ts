@@ -4,6 +4,8 @@ import { RUN_JOB_RETENTION, type FinishedJobRetention, type RunJobData } from '.
 
 /** Slots of one BullMQ Worker of a {@link RunConsumer}: the most jobs it takes before it starts the first of them. */
 export const SLOTS_PER_FETCHER = 16;
+/** BullMQ Workers of one consumer at most (each holds a blocking Redis connection): past 1024 slots, each Worker gets more. */
+export const MAX_FETCHERS = 64;
 
 export interface RunConsumerOptions {
   name: string;
@@ -23,8 +25,8 @@ type Listeners = WorkerListener<RunJobData>;
 
 /**
  * A worker process's side of the run queue: `concurrency` slots, served by several BullMQ Workers
- * of at most {@link SLOTS_PER_FETCHER} slots each, over one shared connection (plus one blocking
- * connection each).
+ * of {@link SLOTS_PER_FETCHER} slots each (more each past {@link MAX_FETCHERS} Workers), over one
+ * shared connection plus one blocking connection each.
  *
  * Why several: a BullMQ Worker takes jobs one round trip at a time, and starts none of the jobs
  * it has taken until the queue is empty or its slots are full. One Worker of a thousand slots,
@@ -45,7 +47,7 @@ export class RunConsumer {
     const processJob = async (job: Job<RunJobData>, token?: string) => {
       if ((await handle(job, token)) === 'ended') await forgetMessage(job);
     };
-    const perWorker = Math.max(1, options.slotsPerFetcher ?? SLOTS_PER_FETCHER);
+    const perWorker = Math.max(1, options.slotsPerFetcher ?? SLOTS_PER_FETCHER, Math.ceil(options.concurrency / MAX_FETCHERS));
     const count = Math.max(1, Math.ceil(options.concurrency / perWorker));
     this.workers = Array.from({ length: count }, (_, i) => {
       // Slots dealt as evenly as they go: 40 over 3 Workers is 14, 13, 13.
