@@ -2,10 +2,10 @@ import { MoreThan, type DataSource, type Repository } from 'typeorm';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { RunEventArchive } from '#core/session/session-store.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
+import { retryConflicts } from './retry-conflicts.js';
 
-/** Deadlock (1213), lock wait timeout (1205), duplicate (run_id, seq_from) (1062): rerun the transaction. */
-const RETRYABLE_ERRNOS = new Set([1213, 1205, 1062]);
-const MAX_ATTEMPTS = 5;
+/** A duplicate (run_id, seq_from) (1062) means another writer's slice landed first: rerun the transaction, as for a deadlock. */
+const DUPLICATE_KEY = 1062;
 
 /**
  * The durable run log: one row per batch of events. A rewritten batch (a worker died and the run
@@ -23,14 +23,11 @@ export class MysqlRunEventArchive implements RunEventArchive {
 
   async appendBatch(runId: string, events: EventDict[]): Promise<void> {
     if (events.length === 0) return;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.dataSource.transaction(async (manager) => {
+    await retryConflicts(
+      () =>
+        this.dataSource.transaction(async (manager) => {
           // FOR UPDATE serialises writers of one run, so two retries cannot both insert a slice.
-          const [row] = await manager.query(
-            'SELECT COALESCE(MAX(seq_to), 0) AS last FROM run_events WHERE run_id = ? FOR UPDATE',
-            [runId],
-          );
+          const [row] = await manager.query('SELECT COALESCE(MAX(seq_to), 0) AS last FROM run_events WHERE run_id = ? FOR UPDATE', [runId]);
           const fresh = eventsAfter(events, Number(row.last));
           if (fresh.length === 0) return;
           await manager.insert(RunEventBatchEntity, {
@@ -41,12 +38,9 @@ export class MysqlRunEventArchive implements RunEventArchive {
             events: JSON.stringify(fresh),
             createdAt: this.now(),
           });
-        });
-        return;
-      } catch (error) {
-        if (attempt >= MAX_ATTEMPTS || !RETRYABLE_ERRNOS.has(Number((error as { errno?: number }).errno))) throw error;
-      }
-    }
+        }),
+      [DUPLICATE_KEY],
+    );
   }
 
   async appendMany(batches: Array<{ runId: string; events: EventDict[] }>): Promise<void> {
@@ -63,7 +57,7 @@ export class MysqlRunEventArchive implements RunEventArchive {
       }));
     if (rows.length === 0) return;
     // One statement for every run of the flush; a retried batch hits the (run_id, seq_from) key and is skipped.
-    await this.repo.createQueryBuilder().insert().into(RunEventBatchEntity).values(rows).orIgnore().execute();
+    await retryConflicts(() => this.repo.createQueryBuilder().insert().into(RunEventBatchEntity).values(rows).orIgnore().execute());
   }
 
   async list(runId: string, afterSeq: number): Promise<EventDict[]> {

@@ -5,13 +5,15 @@ import { RunEntity } from './entities/run.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecords, messageRows } from './mysql-message-store.js';
 import { ACTIVE, queuedRun } from './mysql-run-store.js';
+import { retryConflicts } from './retry-conflicts.js';
 import { sessionRow } from './mysql-session-store.js';
 
 /**
  * Chat turns' rows in MySQL, many turns per transaction: one multi-row INSERT per table and one
  * UPDATE for the sessions they continue, whatever the number of turns. A multi-row INSERT keeps
  * the given order, so each session's messages keep theirs. Runs starting and ending are written
- * the same way, many per statement.
+ * the same way, many per statement. These batches and the workers' lock rows of many runs in
+ * orders that can cross: a transaction InnoDB picks as a deadlock victim is run again.
  */
 export class MysqlSubmissionStore implements SubmissionStore {
   constructor(
@@ -26,25 +28,28 @@ export class MysqlSubmissionStore implements SubmissionStore {
     const touched = [...new Set(submissions.flatMap((s) => (s.touchSessionId ? [s.touchSessionId] : [])))];
     const runs = submissions.map((s) => ({ ...queuedRun(s.run, at) }));
     const messages = messageRows(messageRecords(submissions.flatMap((s) => s.messages), at));
-    await this.dataSource.transaction(async (manager) => {
+    await retryConflicts(() => this.dataSource.transaction(async (manager) => {
       // updateEntity(false): the rows are complete, nothing needs reading back after the INSERT.
       if (sessions.length > 0) await manager.createQueryBuilder().insert().into(SessionEntity).values(sessions).updateEntity(false).execute();
       await manager.createQueryBuilder().insert().into(RunEntity).values(runs).updateEntity(false).execute();
       if (messages.length > 0) await manager.createQueryBuilder().insert().into(MessageEntity).values(messages).updateEntity(false).execute();
       if (touched.length > 0) await manager.update(SessionEntity, { sessionId: In(touched) }, { lastActiveAt: at, updatedAt: at });
-    });
+    }));
   }
 
   async startMany(runIds: readonly string[]): Promise<void> {
     if (runIds.length === 0) return;
-    await this.dataSource
-      .createQueryBuilder()
-      .update(RunEntity)
-      .set({ status: 'running', startedAt: () => 'COALESCE(started_at, :startedAt)' })
-      .setParameter('startedAt', this.now())
-      .where('run_id IN (:...runIds)', { runIds: [...runIds] })
-      .andWhere('status IN (:...active)', { active: ACTIVE })
-      .execute();
+    const at = this.now();
+    await retryConflicts(() =>
+      this.dataSource
+        .createQueryBuilder()
+        .update(RunEntity)
+        .set({ status: 'running', startedAt: () => 'COALESCE(started_at, :startedAt)' })
+        .setParameter('startedAt', at)
+        .where('run_id IN (:...runIds)', { runIds: [...runIds] })
+        .andWhere('status IN (:...active)', { active: ACTIVE })
+        .execute(),
+    );
   }
 
   async finishMany(finishes: readonly RunFinish[]): Promise<void> {
@@ -60,7 +65,7 @@ export class MysqlSubmissionStore implements SubmissionStore {
       byOutcome.set(key, group);
     }
     const sessions = [...new Set(finishes.map((f) => f.sessionId))];
-    await this.dataSource.transaction(async (manager) => {
+    await retryConflicts(() => this.dataSource.transaction(async (manager) => {
       if (messages.length > 0) await manager.createQueryBuilder().insert().into(MessageEntity).values(messages).updateEntity(false).execute();
       for (const { status, error, runIds } of byOutcome.values()) {
         await manager
@@ -72,6 +77,6 @@ export class MysqlSubmissionStore implements SubmissionStore {
           .execute();
       }
       await manager.update(SessionEntity, { sessionId: In(sessions) }, { lastActiveAt: at, updatedAt: at });
-    });
+    }));
   }
 }

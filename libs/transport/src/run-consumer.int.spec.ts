@@ -41,10 +41,11 @@ describe('RunConsumer (Redis behind a slow link)', () => {
   });
 
   it('starts each run soon after taking it, so a burst larger than one take at a time keeps every lock and runs each job once', async () => {
-    // 4 ms a round trip: one BullMQ Worker of 240 slots takes the burst one job per round trip,
-    // about 1 s, and starts none before it has them all; the first ones' 600 ms locks lapse
-    // meanwhile and the stalled check hands them out again. 15 Workers of 16 take them side by side.
-    const link = await slowLink(new URL(harnessRedisUrl()), 4);
+    // 8 ms a round trip: one BullMQ Worker of 240 slots takes the burst one job per round trip,
+    // about 2 s, and starts none before it has them all; the first ones' 1.5 s locks lapse
+    // meanwhile and the stalled check hands them out again. 15 Workers of 16 take them side by
+    // side and start each within about 16 round trips; their locks are renewed every 0.75 s.
+    const link = await slowLink(new URL(harnessRedisUrl()), 8);
     const name = `consumer-${randomUUID().slice(0, 8)}`;
     const direct = createRedis(harnessRedisUrl(), 'spec-consumer-producer');
     const slow = createRedis(link.url, 'spec-consumer');
@@ -55,7 +56,7 @@ describe('RunConsumer (Redis behind a slow link)', () => {
     let stalled = 0;
     let allStarted: () => void = () => undefined;
     const everyOneStarted = new Promise<void>((resolve) => (allStarted = resolve));
-    const consumer = new RunConsumer(slow, { name, concurrency: total, lockDurationMs: 600, stalledIntervalMs: 200 }, async (j) => {
+    const consumer = new RunConsumer(slow, { name, concurrency: total, lockDurationMs: 1_500, stalledIntervalMs: 300 }, async (j) => {
       starts.set(j.data.runId, (starts.get(j.data.runId) ?? 0) + 1);
       if (starts.size === total) allStarted();
       // Each run lasts until the whole burst has started (at most 5 s), as chats that stream for seconds do.
