@@ -167,6 +167,23 @@ describe('MySQL storage details', () => {
     expect((await store.sessions.get(session.sessionId))?.createdAt).toEqual(at);
   });
 
+  it('never recalls an expired note, and deletes it at the first recall ten minutes after the last purge', async () => {
+    const DAY = 86_400_000;
+    let now = Date.parse('2032-01-01T00:00:00.000Z');
+    const timed = new MysqlConversationStore(ds, () => new Date(now));
+    const owner = { tenantId: `t-${randomUUID().slice(0, 8)}`, userId: 'u' };
+    const stored = async () => Number((await ds.query('SELECT COUNT(*) AS n FROM memories WHERE tenant_id = ?', [owner.tenantId]))[0].n);
+    await timed.memories.add(owner, 'a', 'expires soon');
+    now += 90 * DAY - 60_000;
+    expect((await timed.memories.recall(owner, 'a', 10)).map((n) => n.text)).toEqual(['expires soon']);
+    now += 2 * 60_000; // past the retention now, two minutes after that recall purged
+    expect(await timed.memories.recall(owner, 'a', 10)).toEqual([]);
+    expect(await stored()).toBe(1); // hidden until the owner's next purge is due: that recall cost no DELETE
+    now += 10 * 60_000;
+    expect(await timed.memories.recall(owner, 'a', 10)).toEqual([]);
+    expect(await stored()).toBe(0);
+  });
+
   it('answers ping until closed', async () => {
     expect(await store.ping()).toBe(true);
     await store.close();

@@ -544,6 +544,17 @@ export function conversationStoreContract(open: OpenStore): void {
       expect((await store.events.list(b, 2)).map((e) => e.seq)).toEqual([3, 4]);
     });
 
+    it('keeps the newer events of a batch that starts where a stored one starts', async () => {
+      // A worker continuing a run archives its log again from seq 1, with what it added since.
+      const runId = randomUUID();
+      await store.events.appendMany([{ runId, events: events(runId, 1, 5) }]);
+      await store.events.appendMany([{ runId, events: events(runId, 6, 8) }]);
+      await store.events.appendMany([{ runId, events: events(runId, 1, 12) }]);
+      await store.events.appendMany([{ runId, events: events(runId, 1, 3) }]);
+      expect(await store.events.list(runId, 0)).toEqual(events(runId, 1, 12));
+      expect((await store.events.list(runId, 7)).map((e) => e.seq)).toEqual(range(8, 12));
+    });
+
     it('stores each seq once when overlapping batches race', async () => {
       const runId = randomUUID();
       await Promise.all([

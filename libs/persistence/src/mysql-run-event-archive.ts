@@ -56,8 +56,13 @@ export class MysqlRunEventArchive implements RunEventArchive {
         createdAt: this.now(),
       }));
     if (rows.length === 0) return;
-    // One statement for every run of the flush; a retried batch hits the (run_id, seq_from) key and is skipped.
-    await retryConflicts(() => this.repo.createQueryBuilder().insert().into(RunEventBatchEntity).values(rows).orIgnore().execute());
+    // One statement for every run of the flush. A batch that starts where a stored one starts
+    // (a retry, or a worker continuing a run re-archiving its log from seq 1) keeps whichever
+    // reaches further, so nothing newer is dropped; overlaps with other rows are read once.
+    const [insert, parameters] = this.repo.createQueryBuilder().insert().into(RunEventBatchEntity).values(rows).getQueryAndParameters();
+    // `events` first: it must compare against the stored seq_to before that is raised.
+    const keepLonger = ' ON DUPLICATE KEY UPDATE events = IF(VALUES(seq_to) > seq_to, VALUES(events), events), seq_to = GREATEST(seq_to, VALUES(seq_to))';
+    await retryConflicts(() => this.dataSource.query(insert + keepLonger, parameters));
   }
 
   async list(runId: string, afterSeq: number): Promise<EventDict[]> {

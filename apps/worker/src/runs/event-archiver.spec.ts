@@ -55,6 +55,32 @@ describe('EventArchiver', () => {
     await archiver.close();
   });
 
+  it('writes the runs that end while a flush is written in one statement', async () => {
+    const calls: string[][] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const archive: RunEventArchive = {
+      appendBatch: async () => {
+        throw new Error('not expected: every batch goes through appendMany');
+      },
+      appendMany: async (batches) => {
+        calls.push(batches.map((b) => b.runId));
+        if (calls.length === 1) await held;
+      },
+      list: async () => [],
+    };
+    const archiver = new EventArchiver(archive, () => undefined, { intervalMs: 60_000 });
+    for (const run of ['a', 'b', 'c', 'd']) archiver.add(event(run, 1));
+    const first = archiver.flushRun('a');
+    await Promise.resolve();
+    const later = ['b', 'c', 'd'].map((run) => archiver.flushRun(run));
+    release();
+    await Promise.all([first, ...later]);
+    expect(calls).toEqual([['a'], ['b', 'c', 'd']]);
+    expect(archiver.pendingEvents).toBe(0);
+    await archiver.close();
+  });
+
   it('drops the oldest runs past its bound, and reports it', async () => {
     const { archive } = fakeArchive({ down: true });
     const reports: number[] = [];

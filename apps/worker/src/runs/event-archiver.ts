@@ -29,6 +29,9 @@ export class EventArchiver {
   private readonly maxPending: number;
   private pending = 0;
   private flushing: Promise<void> = Promise.resolve();
+  /** Runs whose end asked for a flush that has not started yet, and that flush. */
+  private readonly ending = new Set<string>();
+  private nextEnding?: Promise<void>;
 
   constructor(
     private readonly archive: RunEventArchive,
@@ -54,57 +57,70 @@ export class EventArchiver {
   }
 
   /**
-   * Writes what is buffered for one run; what fails stays buffered for the next flush. Flushes
-   * take turns: the archive keeps a run's events after the highest seq it holds, so a later
-   * slice must never land before an earlier one.
+   * Writes what is buffered for one run (at its end); what fails stays buffered for the next
+   * flush. Runs that end while a flush is being written go together in the next one: one
+   * statement for all of them. Flushes take turns, so a run's slices land in seq order.
    */
-  async flushRun(runId: string): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      const events = this.take(runId);
-      if (!events) return;
-      try {
-        await this.archive.appendBatch(runId, events);
-        this.refusals.delete(runId);
-      } catch (err) {
-        if (isDatabaseUnavailable(err)) this.putBack(runId, events);
-        else this.refused(runId, events, err);
-        this.onError(err, { runs: 1, events: events.length });
-      }
+  flushRun(runId: string): Promise<void> {
+    this.ending.add(runId);
+    this.nextEnding ??= this.enqueue(() => {
+      const runIds = [...this.ending];
+      this.ending.clear();
+      this.nextEnding = undefined;
+      return this.write(runIds);
     });
-    return this.flushing;
+    return this.nextEnding;
   }
 
   /** Writes every run's buffer in one statement; falls back to a statement per run when that fails. */
-  async flushAll(): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      if (this.buffers.size === 0) return;
-      const batches = [...this.buffers.keys()].map((runId) => ({ runId, events: this.take(runId)! }));
-      try {
-        await this.archive.appendMany(batches);
-        return;
-      } catch (err) {
-        this.onError(err, { runs: batches.length, events: batches.reduce((n, b) => n + b.events.length, 0) });
-      }
-      for (const [i, batch] of batches.entries()) {
-        try {
-          await this.archive.appendBatch(batch.runId, batch.events);
-          this.refusals.delete(batch.runId);
-        } catch (err) {
-          if (isDatabaseUnavailable(err)) {
-            // Down: keep this one and the rest for the next flush, in order.
-            for (const rest of batches.slice(i)) this.putBack(rest.runId, rest.events);
-            return;
-          }
-          this.refused(batch.runId, batch.events, err);
-        }
-      }
-    });
-    return this.flushing;
+  flushAll(): Promise<void> {
+    return this.enqueue(() => this.write([...this.buffers.keys()]));
   }
 
   /** Resolves once the periodic flush in progress, if any, has written. */
   async idle(): Promise<void> {
     await this.flushing;
+  }
+
+  private enqueue(flush: () => Promise<void>): Promise<void> {
+    this.flushing = this.flushing.then(flush);
+    return this.flushing;
+  }
+
+  /**
+   * Writes the buffers of `runIds` in one statement; when that fails, run by run, so one run's
+   * bad batch cannot hold back the others, and a database that is down keeps them all buffered.
+   */
+  private async write(runIds: string[]): Promise<void> {
+    const batches = runIds.flatMap((runId) => {
+      const events = this.take(runId);
+      return events ? [{ runId, events }] : [];
+    });
+    if (batches.length === 0) return;
+    try {
+      await this.archive.appendMany(batches);
+      for (const batch of batches) this.refusals.delete(batch.runId);
+      return;
+    } catch (err) {
+      this.onError(err, { runs: batches.length, events: batches.reduce((n, b) => n + b.events.length, 0) });
+      if (isDatabaseUnavailable(err)) {
+        for (const batch of batches) this.putBack(batch.runId, batch.events);
+        return;
+      }
+    }
+    for (const [i, batch] of batches.entries()) {
+      try {
+        await this.archive.appendBatch(batch.runId, batch.events);
+        this.refusals.delete(batch.runId);
+      } catch (err) {
+        if (isDatabaseUnavailable(err)) {
+          // Down: keep this one and the rest for the next flush, in order.
+          for (const rest of batches.slice(i)) this.putBack(rest.runId, rest.events);
+          return;
+        }
+        this.refused(batch.runId, batch.events, err);
+      }
+    }
   }
 
   /** Stops the timer and makes a last attempt; what still fails is reported as lost. */

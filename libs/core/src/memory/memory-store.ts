@@ -14,7 +14,7 @@ export interface MemoryOwner {
 }
 
 export interface MemoryStoreOptions {
-  /** Notes older than this are dropped (and deleted) when recalled. Default 90 (Req 34.5). */
+  /** Notes older than this are never recalled, and deleted (by a recall; the MySQL store at most every ten minutes per owner). Default 90 (Req 34.5). */
   retentionDays?: number;
   /** Longest note accepted, in characters. Default 2000. */
   maxNoteChars?: number;

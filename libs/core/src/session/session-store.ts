@@ -147,8 +147,9 @@ export interface SubmissionStore {
 export interface RunEventArchive {
   appendBatch(runId: string, events: import('../events/execution-event.js').EventDict[]): Promise<void>;
   /**
-   * Writes one batch per run in a single statement (the worker's periodic flush). A batch
-   * already stored is skipped; overlapping events are deduplicated by seq when read.
+   * Writes one batch per run in a single statement (the worker's flushes). A batch that starts
+   * where a stored one starts keeps whichever reaches further; overlapping events are
+   * deduplicated by seq when read.
    */
   appendMany(batches: Array<{ runId: string; events: import('../events/execution-event.js').EventDict[] }>): Promise<void>;
   list(runId: string, afterSeq: number): Promise<import('../events/execution-event.js').EventDict[]>;
