@@ -1,4 +1,4 @@
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { api, connectChat } from './support/chat-clients.js';
 import { chatToDone } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
@@ -20,11 +20,11 @@ describe('issued API keys', () => {
     system = await TestSystem.start({
       workers: 1,
       env: { DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${ADMIN}:acme:carol:admin,${OTHER_ADMIN}:globex:dave:admin,${OPERATOR}:ops:olga:operator`, DATAAGENT_API_KEY_CACHE_SECONDS: '2' },
+      extraGateways: [{}],
     });
-    second = await startGateway(system.env);
+    second = system.extraGateways[0]!;
   });
   afterAll(async () => {
-    await second?.stop();
     await system?.stop();
   });
 

@@ -1,5 +1,5 @@
 import type { EventDict } from '#core/events/execution-event.js';
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
@@ -14,11 +14,10 @@ describe('a gateway killed mid-stream', () => {
   let other: GatewayProcess;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1 });
-    other = await startGateway(system.env);
+    system = await TestSystem.start({ workers: 1, extraGateways: [{}] });
+    other = system.extraGateways[0]!;
   });
   afterAll(async () => {
-    await other?.stop();
     await system?.stop();
   });
 

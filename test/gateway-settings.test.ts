@@ -1,4 +1,4 @@
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { api } from './support/chat-clients.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -7,11 +7,10 @@ describe('gateway settings: CORS, disabled auth, session expiry', () => {
   let open: GatewayProcess;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_CORS_ORIGINS: 'http://app.test', DATAAGENT_SESSION_TIMEOUT: '2' } });
-    open = await startGateway({ ...system.env, DATAAGENT_AUTH_DISABLED: 'true' });
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_CORS_ORIGINS: 'http://app.test', DATAAGENT_SESSION_TIMEOUT: '2' }, extraGateways: [{ DATAAGENT_AUTH_DISABLED: 'true' }] });
+    open = system.extraGateways[0]!;
   });
   afterAll(async () => {
-    await open?.stop();
     await system?.stop();
   });
 

@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
 import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { api, connectChat, type HttpAnswer } from './support/chat-clients.js';
 import { EventCollector } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
@@ -51,8 +51,9 @@ describe('per-user MCP servers API', () => {
         DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1',
         DATAAGENT_LOG_LEVEL: 'debug',
       },
+      extraGateways: [{ DATAAGENT_SECRET_KEY: '', DATAAGENT_LOG_LEVEL: 'debug' }],
     });
-    keyless = await startGateway({ ...system.env, DATAAGENT_SECRET_KEY: '', DATAAGENT_LOG_LEVEL: 'debug' });
+    keyless = system.extraGateways[0]!;
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
     // Statuses other test files' workers left in the shared Redis (no worker runs here).
     for (const user of ['alice', 'bob']) await redis.del(redisKeys.mcpStatus('acme', user));
@@ -61,7 +62,6 @@ describe('per-user MCP servers API', () => {
 
   afterAll(async () => {
     redis?.disconnect();
-    await keyless?.stop();
     await system?.stop();
   });
 

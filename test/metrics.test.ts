@@ -220,10 +220,13 @@ describe('metrics', () => {
 
   it('asks for the bearer token when one is set, and serves nothing when metrics are off', async () => {
     const token = 'metrics-token-for-the-test';
-    const [guarded, off] = await Promise.all([startGateway({ ...system.env, DATAAGENT_METRICS_TOKEN: token }), startGateway({ ...system.env, DATAAGENT_METRICS_ENABLED: 'false' })]);
+    const [guarded, off, guardedWorker, offWorker] = await Promise.all([
+      startGateway({ ...system.env, DATAAGENT_METRICS_TOKEN: token }),
+      startGateway({ ...system.env, DATAAGENT_METRICS_ENABLED: 'false' }),
+      system.addWorker({ DATAAGENT_METRICS_TOKEN: token }),
+      system.addWorker({ DATAAGENT_METRICS_ENABLED: 'false' }),
+    ]);
     try {
-      const guardedWorker = await system.addWorker({ DATAAGENT_METRICS_TOKEN: token });
-      const offWorker = await system.addWorker({ DATAAGENT_METRICS_ENABLED: 'false' });
       for (const url of [`${guarded.url}/metrics`, guardedWorker.metricsUrl!]) {
         expect((await fetch(url)).status).toBe(401);
         expect((await fetch(url, { headers: { authorization: 'Bearer not-the-token-at-all' } })).status).toBe(401);

@@ -1,7 +1,7 @@
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { TestBrowser } from './support/browser.js';
 import { api } from './support/chat-clients.js';
-import { TEST_API_KEY, TestSystem } from './support/system.js';
+import { TEST_API_KEY, TEST_API_KEYS, TestSystem } from './support/system.js';
 
 const ADMIN_KEY = 'test-key-admin-carol';
 const OPERATOR_KEY = 'test-key-operator-olga';
@@ -15,13 +15,17 @@ describe('the queue board', () => {
   let multiTenant: GatewayProcess;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 0 });
-    const keys = `${system.env.DATAAGENT_API_KEYS},${ADMIN_KEY}:acme:carol:admin,${OPERATOR_KEY}:ops:olga:operator`;
-    board = await startGateway({ ...system.env, DATAAGENT_API_KEYS: keys, DATAAGENT_BULL_BOARD: 'true' });
-    multiTenant = await startGateway({ ...system.env, DATAAGENT_API_KEYS: keys, DATAAGENT_BULL_BOARD: 'true', DATAAGENT_MULTI_TENANT: 'true' });
+    const keys = `${TEST_API_KEYS},${ADMIN_KEY}:acme:carol:admin,${OPERATOR_KEY}:ops:olga:operator`;
+    system = await TestSystem.start({
+      workers: 0,
+      extraGateways: [
+        { DATAAGENT_API_KEYS: keys, DATAAGENT_BULL_BOARD: 'true' },
+        { DATAAGENT_API_KEYS: keys, DATAAGENT_BULL_BOARD: 'true', DATAAGENT_MULTI_TENANT: 'true' },
+      ],
+    });
+    [board, multiTenant] = system.extraGateways as [GatewayProcess, GatewayProcess];
   });
   afterAll(async () => {
-    await Promise.all([board?.stop(), multiTenant?.stop()]);
     await system?.stop();
   });
 

@@ -1,4 +1,4 @@
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { api, connectChat } from './support/chat-clients.js';
 import { Redis } from 'ioredis';
 import { EventCollector, sendChat } from './support/event-waits.js';
@@ -10,11 +10,10 @@ describe('quotas', () => {
   let second: GatewayProcess;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_REQUESTS_PER_MINUTE: '8', DATAAGENT_MAX_SESSIONS_PER_USER: '2' } });
-    second = await startGateway(system.env);
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_REQUESTS_PER_MINUTE: '8', DATAAGENT_MAX_SESSIONS_PER_USER: '2' }, extraGateways: [{}] });
+    second = system.extraGateways[0]!;
   });
   afterAll(async () => {
-    await second?.stop();
     await system?.stop();
   });
 
@@ -87,8 +86,9 @@ describe('concurrent runs per tenant', () => {
     const burst = await TestSystem.start({
       workers: 1,
       env: { DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: String(limit), DATAAGENT_API_KEYS: `${TEST_API_KEY}:initech:ian,${OTHER_API_KEY}:initech:ivy` },
+      extraGateways: [{}],
     });
-    const other = await startGateway(burst.env);
+    const other = burst.extraGateways[0]!;
     const redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
     const sockets = await Promise.all([connectChat(burst.url, TEST_API_KEY), connectChat(other.url, OTHER_API_KEY)]);
     try {
@@ -113,7 +113,6 @@ describe('concurrent runs per tenant', () => {
     } finally {
       for (const s of sockets) s.disconnect();
       redis.disconnect();
-      await other.stop();
       await burst.stop();
     }
   }, 120_000);

@@ -64,11 +64,9 @@ describe('run path: gateway → BullMQ → worker → events → MySQL', () => {
     const page = await api(system.url, 'GET', `/sessions/${session_id}/messages?limit=2&offset=2`, { apiKey: TEST_API_KEY });
     expect(page.body.messages.map((m: { content: string }) => m.content)[0]).toBe('and again');
 
-    await system.restartGateway();
-    await Promise.all(system.workers.map((w) => w.stop()));
+    await Promise.all([system.gateway.stop(), ...system.workers.map((w) => w.stop())]);
     system.workers = [];
-    await system.addWorker();
-    await system.addWorker();
+    await Promise.all([system.restartGateway(), system.addWorker(), system.addWorker()]);
 
     const after = await api(system.url, 'GET', `/sessions/${session_id}/messages`, { apiKey: TEST_API_KEY });
     expect(after.body.messages).toEqual(listed.body.messages);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventDict } from '#core/events/execution-event.js';
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { api, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat } from './support/event-waits.js';
 import { FAULT_SERVER, killRecordedServers } from './support/mcp-fault-servers.js';
@@ -34,11 +34,11 @@ describe('tenants', () => {
     system = await TestSystem.start({
       workers: 1,
       env: { DATAAGENT_MULTI_TENANT: 'true', DATAAGENT_TENANT_CACHE_SECONDS: String(CACHE_SECONDS), DATAAGENT_API_KEYS: KEYS, DATAAGENT_MCP_CONFIG: mcpConfig, DATAAGENT_MCP_TOOL_INJECTION: 'all', DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1', DATAAGENT_HITL_TOOLS: 'http_request' },
+      extraGateways: [{}],
     });
-    second = await startGateway(system.env);
+    second = system.extraGateways[0]!;
   });
   afterAll(async () => {
-    await second?.stop();
     await system?.stop();
     if (dir) {
       killRecordedServers(dir);

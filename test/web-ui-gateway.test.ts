@@ -1,4 +1,4 @@
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
+import type { GatewayProcess } from './support/app-processes.js';
 import { api } from './support/chat-clients.js';
 import { rawRequest } from './support/raw-http.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
@@ -16,12 +16,11 @@ describe('the gateway serving its web UI', () => {
   let open: GatewayProcess;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 0 });
-    // The quick start's setting: no keys at all.
-    open = await startGateway({ ...system.env, DATAAGENT_API_KEYS: '', DATAAGENT_AUTH_DISABLED: 'true' });
+    // The second gateway has the quick start's setting: no keys at all.
+    system = await TestSystem.start({ workers: 0, extraGateways: [{ DATAAGENT_API_KEYS: '', DATAAGENT_AUTH_DISABLED: 'true' }] });
+    open = system.extraGateways[0]!;
   });
   afterAll(async () => {
-    await open?.stop();
     await system?.stop();
   });
 

@@ -9,12 +9,16 @@ import { startGateway, startWorker, type GatewayProcess, type WorkerProcess } fr
 
 export const TEST_API_KEY = 'test-key-alice';
 export const OTHER_API_KEY = 'test-key-bob';
+/** The systems' DATAAGENT_API_KEYS unless a test sets its own: alice and bob of tenant acme. */
+export const TEST_API_KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob`;
 
 export interface SystemOptions {
   workers?: number;
   /** Extra environment for gateway and workers. */
   env?: NodeJS.ProcessEnv;
   chunkIntervalMs?: number;
+  /** More gateways on the same queue, Redis and database, each with these variables over `env`. */
+  extraGateways?: NodeJS.ProcessEnv[];
 }
 
 /**
@@ -23,12 +27,15 @@ export interface SystemOptions {
  */
 export class TestSystem {
   gateway!: GatewayProcess;
+  /** The gateways of `options.extraGateways`, in that order; stopped with the system. */
+  extraGateways: GatewayProcess[] = [];
   workers: WorkerProcess[] = [];
   llm!: ScriptedLlmServer;
   env!: NodeJS.ProcessEnv;
   /** Storage root and workspaces of this system (a temporary folder). */
   dataDir!: string;
   private database!: string;
+  private workersStarting = 0;
 
   static async start(options: SystemOptions = {}): Promise<TestSystem> {
     const system = new TestSystem();
@@ -39,7 +46,7 @@ export class TestSystem {
     system.env = {
       ...mysqlEnv(db),
       DATAAGENT_QUEUE_NAME: `runs-${randomUUID().slice(0, 8)}`,
-      DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob`,
+      DATAAGENT_API_KEYS: TEST_API_KEYS,
       OPENAI_BASE_URL: system.llm.baseUrl,
       OPENAI_API_KEY: 'sk-test-not-a-real-key',
       DATAAGENT_MODEL: 'scripted',
@@ -52,8 +59,21 @@ export class TestSystem {
       DATAAGENT_TEXT_COALESCE_MS: '0',
       ...options.env,
     };
-    system.gateway = await startGateway(system.env);
-    for (let i = 0; i < (options.workers ?? 1); i++) await system.addWorker();
+    // Gateway and workers start together, as `npm start` starts them: each spends seconds loading
+    // its modules, and the database's migrations run under a lock, so one of them migrates.
+    const extra = options.extraGateways ?? [];
+    const [gateway, ...others] = await Promise.allSettled([
+      startGateway(system.env),
+      ...extra.map((env) => startGateway({ ...system.env, ...env })),
+      ...Array.from({ length: options.workers ?? 1 }, () => system.addWorker()),
+    ]);
+    if (gateway.status === 'fulfilled') system.gateway = gateway.value;
+    for (const result of others.slice(0, extra.length)) if (result.status === 'fulfilled') system.extraGateways.push(result.value as GatewayProcess);
+    const failed = [gateway, ...others].find((result) => result.status === 'rejected');
+    if (failed) {
+      await system.stop();
+      throw failed.reason;
+    }
     return system;
   }
 
@@ -61,10 +81,16 @@ export class TestSystem {
     return this.gateway.url;
   }
 
+  /** Starts one more worker (`worker-N`, N counting the running and starting ones, so workers started together differ). */
   async addWorker(env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
-    const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: `worker-${this.workers.length + 1}`, ...env });
-    this.workers.push(worker);
-    return worker;
+    const id = `worker-${this.workers.length + ++this.workersStarting}`;
+    try {
+      const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: id, ...env });
+      this.workers.push(worker);
+      return worker;
+    } finally {
+      this.workersStarting--;
+    }
   }
 
   async restartGateway(): Promise<void> {
@@ -73,7 +99,7 @@ export class TestSystem {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.gateway?.stop(), ...this.workers.map((w) => w.stop())]);
+    await Promise.all([this.gateway?.stop(), ...this.extraGateways.map((g) => g.stop()), ...this.workers.map((w) => w.stop())]);
     await this.llm?.stop();
     if (this.database) await dropTestDatabase(this.database).catch(() => undefined);
     if (this.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
