@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error plain JS module shared with `npm start`
 import { startRedis } from '../scripts/local-services.mjs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, chatOverSocket, connectChat, continuedView } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
@@ -73,8 +72,9 @@ describe('a Redis restart', () => {
       for (let i = 0; i < 10; i++) runs.push(await sendChat(socket, { message: '[[chunks:30]] [[slow:100]]' }));
       await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.event_type === 'text')), 20_000);
       await redis.stop();
-      // Longer than a worker's Redis command may wait: its runs' writes fail and it hands them back.
-      await sleep(7_000);
+      // Down until the worker's Redis commands have timed out: its runs' writes fail and it hands each one back.
+      const handedBack = () => new Set(system.workers[0].output.filter((line) => line.includes('"why":"redis_unavailable"')).map((line) => JSON.parse(line).run_id));
+      await waitUntil(() => runs.every((r) => handedBack().has(r.run_id)), 30_000);
       expect([system.gateway.proc.exitCode, system.workers[0].proc.exitCode]).toEqual([null, null]);
       redis = await startRedis({ dir, port: redis.port, persist: true });
       await waitForHealthy(system.url);

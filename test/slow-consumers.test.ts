@@ -5,6 +5,7 @@ import { connect as tcpConnect } from 'node:net';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { defaultScript } from './support/scripted-llm-server.js';
 import { clientFrame, parseServerFrames, rawUpgrade } from './support/raw-http.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -157,9 +158,12 @@ describe('clients that stop reading are dropped, not buffered without bound', ()
     await ownerEvents.done(quiet.run_id, 120_000);
     const baseline = percentiles(lagMs.splice(0));
 
-    // The delay leaves time to attach the stalled clients before the first token; one chunk per
+    // The model holds its first token until the stalled clients are attached; one chunk per
     // millisecond at most, so the clients that do read keep up on a busy machine.
-    const ack = await sendChat(owner, { message: `[[delay:3000]] [[slow:1]] [[stamp]] [[chunks:${EVENTS}]] [[pad:${PAD}]]` });
+    let attached!: () => void;
+    const allAttached = new Promise<void>((resolve) => (attached = resolve));
+    system.llm.setScript((req) => [{ until: allAttached }, ...defaultScript(req)]);
+    const ack = await sendChat(owner, { message: `[[slow:1]] [[stamp]] [[chunks:${EVENTS}]] [[pad:${PAD}]]` });
 
     const watchers = await Promise.all(Array.from({ length: 4 }, () => connectChat(system.url, TEST_API_KEY)));
     const watcherEvents = watchers.map((socket) => new EventCollector(socket));
@@ -174,6 +178,8 @@ describe('clients that stop reading are dropped, not buffered without bound', ()
     const baselineKb = rssKb(pid);
     let peakKb = baselineKb;
     const sampler = setInterval(() => (peakKb = Math.max(peakKb, rssKb(pid))), 50);
+    attached();
+    system.llm.setScript();
     try {
       await Promise.all([ownerEvents.done(ack.run_id, 120_000), ...watcherEvents.map((e) => e.done(ack.run_id, 120_000))]);
     } finally {

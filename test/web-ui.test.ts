@@ -270,16 +270,34 @@ describe('web demo UI', () => {
   it('resumes a stream after a reload with no gap and no duplicate', async () => {
     const page = await open();
     await signIn(page);
-    const runId = await send(page, '[[chunks:150]] [[slow:80]]');
-    await streamingText(page, runId, 'tok5');
-    await page.reload();
-    await turn(page, runId, 'streaming').waitFor();
-    // The model is still answering now that the page is back: the rest comes over the resumed stream.
-    expect(system.llm.openStreams).toBeGreaterThan(0);
-    await turn(page, runId, 'done').waitFor({ timeout: 30_000 });
-    expect(await answerText(page, runId)).toBe(tokens(150));
-    expect(await turn(page, runId).count()).toBe(1);
-    expect(await page.getByTestId('user-message').filter({ hasText: '[[chunks:150]]' }).count()).toBe(1);
+    // 150 tokens: the first 40 at 80 ms, so that some arrive while the page reloads; the model
+    // holds the rest until the page is back, then sends them over the resumed stream.
+    let pageBack!: () => void;
+    const back = new Promise<void>((resolve) => (pageBack = resolve));
+    const token = (i: number) => ({ text: `tok${i} ` });
+    system.llm.setScript(() => [
+      { chunkIntervalMs: 80 },
+      ...Array.from({ length: 40 }, (_, i) => token(i)),
+      { until: back },
+      { chunkIntervalMs: 10 },
+      ...Array.from({ length: 110 }, (_, i) => token(40 + i)),
+    ]);
+    try {
+      const runId = await send(page, 'a long answer to resume');
+      await streamingText(page, runId, 'tok5');
+      await page.reload();
+      await turn(page, runId, 'streaming').waitFor();
+      // The model is still answering now that the page is back: the rest comes over the resumed stream.
+      expect(system.llm.openStreams).toBeGreaterThan(0);
+      pageBack();
+      await turn(page, runId, 'done').waitFor({ timeout: 30_000 });
+      expect(await answerText(page, runId)).toBe(tokens(150));
+      expect(await turn(page, runId).count()).toBe(1);
+      expect(await page.getByTestId('user-message').filter({ hasText: 'a long answer to resume' }).count()).toBe(1);
+    } finally {
+      pageBack();
+      system.llm.setScript();
+    }
   });
 
   it('lists the sessions, opens an older one, loads its history page by page, renames and deletes', async () => {

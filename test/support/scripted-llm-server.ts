@@ -59,6 +59,8 @@ export type ScriptStep =
   | { chunkIntervalMs: number }
   /** Stay silent with the stream open until the client leaves or the server stops. */
   | { hang: true }
+  /** Stay silent with the stream open until `until` settles (the test says when), then go on. */
+  | { until: Promise<unknown> }
   /** HTTP error before the stream starts, or an SSE `error` event if it already has. */
   | { httpError: number; message?: string }
   /** Destroy the socket without finishing the response. */
@@ -247,6 +249,13 @@ export class ScriptedLlmServer {
           out.open();
           if (!signal.aborted) await once(signal, 'abort');
           return;
+        } else if ('until' in step) {
+          out.open();
+          await new Promise<void>((resolve) => {
+            signal.addEventListener('abort', () => resolve(), { once: true });
+            step.until.then(() => resolve(), () => resolve());
+          });
+          if (signal.aborted) return;
         } else if ('httpError' in step) {
           out.error(step.httpError, step.message ?? `scripted error ${step.httpError}`);
           return;
