@@ -2,6 +2,15 @@ import type { Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
 import { redisKeys } from './redis-keys.js';
 
+/** A Lua expression for the key `keyOf` gives, built from the Lua variable `id` (so script and TypeScript name keys alike). */
+function luaKey(keyOf: (id: string) => string, id: string): string {
+  const [before, after] = keyOf('\u0000').split('\u0000');
+  return `'${before}' .. ${id} .. '${after}'`;
+}
+
+/** Arguments per event in {@link APPEND_SCRIPT}. */
+const ARGS_PER_EVENT = 5;
+
 /**
  * Appends events, each as one step: next seq, append to the run's log, publish to the session's
  * channel. Once a `done` is appended the run is sealed and later appends are dropped (0), so a
@@ -13,39 +22,42 @@ import { redisKeys } from './redis-keys.js';
  * A done also takes the run off its session's active runs.
  *
  * One call carries every append a process made in one turn of its event loop, for all its runs:
- * eight keys per event (KEYS[8i+1..8i+8]: seq, log, done, cancel, owner, steps, calls, the
- * session's active runs), ARGV[1] and ARGV[2] the finished and the active retention, then five
- * arguments per event (channel, the event's JSON after its opening brace, '1' for a done, the
- * epoch or '', the run id). Returns each event's seq or refusal, in order.
+ * ARGV[1] and ARGV[2] the finished and the active retention, then five arguments per event (run
+ * id, session id, the event's JSON after its opening brace, '1' for a done, the epoch or '').
+ * Returns each event's seq or refusal, in order. The script names each run's keys itself from
+ * its id instead of taking them as KEYS: eight keys per event were two thirds of the bytes a
+ * worker wrote to Redis. It spans many runs' keys anyway, so it needs a single Redis (not
+ * Cluster), as redisKeys says.
  */
 const APPEND_SCRIPT = `
 local out = {}
-for i = 0, #KEYS / 8 - 1 do
-  local k = i * 8
-  local a = 2 + i * 5
-  local terminal = ARGV[a + 3]
-  local epoch = ARGV[a + 4]
+for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
+  local a = 2 + i * ${ARGS_PER_EVENT}
+  local run, session, body, terminal, epoch = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
+  local seqKey, logKey, doneKey = ${luaKey(redisKeys.runSeq, 'run')}, ${luaKey(redisKeys.runLog, 'run')}, ${luaKey(redisKeys.runDone, 'run')}
+  local ownerKey = ${luaKey(redisKeys.runOwner, 'run')}
   local result
-  if redis.call('EXISTS', KEYS[k + 3]) == 1 then
+  if redis.call('EXISTS', doneKey) == 1 then
     result = 0
-  elseif epoch ~= '' and redis.call('GET', KEYS[k + 5]) ~= epoch then
+  elseif epoch ~= '' and redis.call('GET', ownerKey) ~= epoch then
     result = -2
-  elseif terminal ~= '1' and redis.call('EXISTS', KEYS[k + 4]) == 1 then
+  elseif terminal ~= '1' and redis.call('EXISTS', ${luaKey(redisKeys.runCancel, 'run')}) == 1 then
     result = -1
   else
-    local seq = redis.call('INCR', KEYS[k + 1])
-    local event = '{"seq":' .. seq .. ',' .. ARGV[a + 2]
-    redis.call('RPUSH', KEYS[k + 2], event)
+    local seq = redis.call('INCR', seqKey)
+    local event = '{"seq":' .. seq .. ',' .. body
+    redis.call('RPUSH', logKey, event)
     if terminal == '1' then
-      redis.call('SET', KEYS[k + 3], seq, 'EX', ARGV[1])
-      for j = 1, 2 do redis.call('EXPIRE', KEYS[k + j], ARGV[1]) end
-      for j = 5, 7 do redis.call('EXPIRE', KEYS[k + j], ARGV[1]) end
-      redis.call('HDEL', KEYS[k + 8], ARGV[a + 5])
+      redis.call('SET', doneKey, seq, 'EX', ARGV[1])
+      for _, key in ipairs({seqKey, logKey, ownerKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}}) do
+        redis.call('EXPIRE', key, ARGV[1])
+      end
+      redis.call('HDEL', ${luaKey(redisKeys.sessionActiveRuns, 'session')}, run)
     elseif seq == 1 then
-      redis.call('EXPIRE', KEYS[k + 1], ARGV[2])
-      redis.call('EXPIRE', KEYS[k + 2], ARGV[2])
+      redis.call('EXPIRE', seqKey, ARGV[2])
+      redis.call('EXPIRE', logKey, ARGV[2])
     end
-    redis.call('PUBLISH', ARGV[a + 1], event)
+    redis.call('PUBLISH', ${luaKey(redisKeys.sessionChannel, 'session')}, event)
     result = seq
   end
   out[i + 1] = result
@@ -53,8 +65,6 @@ end
 return out
 `;
 
-/** Keys per event in {@link APPEND_SCRIPT}. */
-const KEYS_PER_EVENT = 8;
 /** Events in one script call at most: a turn with more sends several calls, in order. */
 const MAX_BATCH = 256;
 
@@ -119,15 +129,10 @@ export class RunEventLog {
   }
 
   private send(batch: PendingAppend[]): void {
-    const keys: string[] = [];
     const args: string[] = [String(this.options.retentionSeconds), String(this.options.activeRetentionSeconds ?? 24 * 3600)];
-    for (const { event, body, epoch } of batch) {
-      const run = event.run_id;
-      keys.push(redisKeys.runSeq(run), redisKeys.runLog(run), redisKeys.runDone(run), redisKeys.runCancel(run), redisKeys.runOwner(run), redisKeys.runSteps(run), redisKeys.runCalls(run), redisKeys.sessionActiveRuns(event.session_id));
-      args.push(redisKeys.sessionChannel(event.session_id), body, event.event_type === 'done' ? '1' : '0', epoch, run);
-    }
+    for (const { event, body, epoch } of batch) args.push(event.run_id, event.session_id, body, event.event_type === 'done' ? '1' : '0', epoch);
     const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
-    append(batch.length * KEYS_PER_EVENT, ...keys, ...args).then(
+    append(0, ...args).then(
       (results) => batch.forEach((p, i) => p.resolve(outcome(p.event, results[i]))),
       (err: unknown) => batch.forEach((p) => p.reject(err)),
     );

@@ -3,6 +3,8 @@ export const REDIS = Symbol('redis');
 export const SUBSCRIBER = Symbol('redis-subscriber');
 /** The connection control messages (cancel, HITL decisions) are published on. */
 export const CONTROL_REDIS = Symbol('redis-control');
+/** The run queue's connection: BullMQ's scripts stay off the command connection (see InfraModule). */
+export const QUEUE_REDIS = Symbol('redis-queue');
 export const STORE = Symbol('conversation-store');
 /** The TenantDirectory: each tenant's limits, cached briefly. */
 export const TENANTS = Symbol('tenants');

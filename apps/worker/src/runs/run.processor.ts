@@ -73,7 +73,9 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
       for (const runId of runIds) if (this.runner.abort(runId, new RunHandoff('lock_lost'))) this.logger.warn({ run_id: runId }, 'lost the run lock; stopping the run here');
     });
     this.consumer.on('failed', (job, err) => this.logger.error({ run_id: job?.id, err }, 'run job failed'));
-    this.reaperQueue = new RunQueue(this.redis, redis.queueName);
+    // On the queue's connection: BullMQ defines its scripts on the connection it is given, and every
+    // auto-pipelined batch of the command connection (the run events' appends) would copy them all.
+    this.reaperQueue = new RunQueue(this.connection, redis.queueName);
     const reaper = new RunReaper({ store: this.store, log: this.log, ledger: this.ledger, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
     let sweeping = false;
     this.reaperTimer = setInterval(() => {
