@@ -234,8 +234,8 @@ describe('Kubernetes probes against running processes', () => {
   const manifests = loadManifests();
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 0 });
-    workerProbes = probeServerOf(await system.addWorker({ DATAAGENT_HEALTH_PORT: '0' }));
+    system = await TestSystem.start({ workers: [{ DATAAGENT_HEALTH_PORT: '0' }] });
+    workerProbes = probeServerOf(system.workers[0]!);
   });
   afterAll(async () => {
     await system?.stop();

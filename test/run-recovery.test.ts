@@ -77,8 +77,9 @@ function script(point: Point, port: number, phase: 'doomed' | 'rescuer') {
 
 async function killUnderLoad(point: Point) {
   const effects = await EffectServer.start();
+  // Gateway and the doomed worker start together; the script is in place before the first run is sent.
   const system = await TestSystem.start({
-    workers: 0,
+    workers: [{ DATAAGENT_WORKER_ID: 'doomed' }],
     env: {
       DATAAGENT_JOB_LOCK_MS: '1000',
       DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`,
@@ -91,7 +92,7 @@ async function killUnderLoad(point: Point) {
   try {
     effects.hold = point === 'mid-tool';
     system.llm.setScript(script(point, effects.port, 'doomed'));
-    const doomed = await system.addWorker({ DATAAGENT_WORKER_ID: 'doomed' });
+    const doomed = system.workers[0]!;
     const runs: Array<{ k: string; sessionId: string; runId: string }> = [];
     for (let i = 0; i < RUNS; i++) {
       const ack = await sendChat(socket, { message: `effect ${i}` });
@@ -184,7 +185,10 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
 
   it('a worker frozen past its lock (SIGSTOP) and woken after another took its runs over stops at its next write', async () => {
     const effects = await EffectServer.start();
-    const system = await TestSystem.start({ workers: 0, env: { DATAAGENT_JOB_LOCK_MS: '1000', DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`, DATAAGENT_HITL_TOOLS: 'none' } });
+    const system = await TestSystem.start({
+      workers: [{ DATAAGENT_WORKER_ID: 'frozen' }],
+      env: { DATAAGENT_JOB_LOCK_MS: '1000', DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`, DATAAGENT_HITL_TOOLS: 'none' },
+    });
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     try {
@@ -196,7 +200,7 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
         }
         return [{ chunkIntervalMs: 100 }, ...Array.from({ length: 40 }, (_, i) => ({ text: `r${k}w${i} ` }))];
       });
-      const frozen = await system.addWorker({ DATAAGENT_WORKER_ID: 'frozen' });
+      const frozen = system.workers[0]!;
       const runs: Array<{ session_id: string; run_id: string }> = [];
       for (let i = 0; i < 10; i++) runs.push(await sendChat(socket, { message: `effect ${i}` }));
       await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).filter((e) => e.event_type === 'text').length >= 3), 30_000);

@@ -18,10 +18,6 @@ describe('skills and memory through the real worker', () => {
   const carolNotes = () => join(workerRoot, 'tenants', 'acme', 'memories', 'carol', 'default');
 
   beforeAll(async () => {
-    system = await TestSystem.start({
-      workers: 0,
-      env: { DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob,${ACME_ADMIN}:acme:carol:admin,${GLOBEX_ALICE}:globex:alice,${GLOBEX_ADMIN}:globex:dave:admin` },
-    });
     workerRoot = mkdtempSync(join(tmpdir(), 'da-worker-root-'));
     // Notes an earlier version kept on the worker's disk (one JSON file each), a recent one and an expired one.
     mkdirSync(carolNotes(), { recursive: true });
@@ -30,7 +26,10 @@ describe('skills and memory through the real worker', () => {
       const id = `${String(at).padStart(15, '0')}-${String(seq).padStart(6, '0')}-0000abcd`;
       writeFileSync(join(carolNotes(), `${id}.json`), JSON.stringify({ id, text, createdAt: new Date(at).toISOString() }));
     }
-    await system.addWorker({ DATAAGENT_STORAGE_ROOT: workerRoot });
+    system = await TestSystem.start({
+      workers: [{ DATAAGENT_STORAGE_ROOT: workerRoot }],
+      env: { DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob,${ACME_ADMIN}:acme:carol:admin,${GLOBEX_ALICE}:globex:alice,${GLOBEX_ADMIN}:globex:dave:admin` },
+    });
   });
   afterAll(async () => {
     await system?.stop();

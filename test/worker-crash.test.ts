@@ -7,14 +7,14 @@ describe('a worker killed mid-run', () => {
   let system: TestSystem;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_JOB_LOCK_MS: '1000' } });
+    system = await TestSystem.start({ workers: [{ DATAAGENT_WORKER_ID: 'doomed' }], env: { DATAAGENT_JOB_LOCK_MS: '1000' } });
   });
   afterAll(async () => {
     await system?.stop();
   });
 
   it('loses nothing: another worker continues the run, which ends with one done and its answer stored once', async () => {
-    const doomed = await system.addWorker({ DATAAGENT_WORKER_ID: 'doomed' });
+    const doomed = system.workers[0]!;
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     try {

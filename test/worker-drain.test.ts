@@ -119,17 +119,23 @@ function answer(kind: string, k: string): string {
 }
 
 /**
- * `long K`: 40 words, 250 ms apart (10 s: past the second worker's start plus the 2 s drain,
- * however slow the machine); `short K`: 5 words; `approval K`: a POST that needs approval, then
- * 5 words; `slow K`: 4 s before the first token, then 5 words.
+ * `long K`: the first time, 4 of its 40 words and then nothing, the stream open until the worker
+ * lets go (longer than the second worker's start plus the 2 s drain, however slow the machine);
+ * asked again (by the worker that continues the run), all 40 words. `short K`: 5 words;
+ * `approval K`: a POST that needs approval, then 5 words; `slow K`: 4 s before the first token,
+ * then 5 words.
  */
 function drainScript(port: number) {
+  const longAsked = new Set<string>();
   return (req: RecordedRequest): ScriptStep[] => {
     const [kind = '', k = ''] = lastUserText(req).split(' ');
     const words = answer(kind, k)
       .split(/(?<= )/)
       .map((text) => ({ text }));
-    if (kind === 'long') return [{ chunkIntervalMs: 250 }, ...words];
+    if (kind === 'long' && !longAsked.has(k)) {
+      longAsked.add(k);
+      return [...words.slice(0, 4), { hang: true }];
+    }
     if (kind === 'slow') return [{ delayMs: 4_000 }, ...words];
     if (kind === 'approval' && req.body.messages?.at(-1)?.role !== 'tool') {
       return [{ toolCall: { id: `call-${k}`, name: 'http_request', arguments: { method: 'POST', url: `http://127.0.0.1:${port}/effect`, body: { run: k } } } }];

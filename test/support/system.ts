@@ -13,7 +13,8 @@ export const OTHER_API_KEY = 'test-key-bob';
 export const TEST_API_KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob`;
 
 export interface SystemOptions {
-  workers?: number;
+  /** How many workers to start (default 1), or each one's variables over `env` (`DATAAGENT_WORKER_ID` included). */
+  workers?: number | NodeJS.ProcessEnv[];
   /** Extra environment for gateway and workers. */
   env?: NodeJS.ProcessEnv;
   chunkIntervalMs?: number;
@@ -62,10 +63,11 @@ export class TestSystem {
     // Gateway and workers start together, as `npm start` starts them: each spends seconds loading
     // its modules, and the database's migrations run under a lock, so one of them migrates.
     const extra = options.extraGateways ?? [];
+    const workerEnvs = typeof options.workers === 'object' ? options.workers : Array.from({ length: options.workers ?? 1 }, () => ({}));
     const [gateway, ...others] = await Promise.allSettled([
       startGateway(system.env),
       ...extra.map((env) => startGateway({ ...system.env, ...env })),
-      ...Array.from({ length: options.workers ?? 1 }, () => system.addWorker()),
+      ...workerEnvs.map((env) => system.addWorker(env)),
     ]);
     if (gateway.status === 'fulfilled') system.gateway = gateway.value;
     for (const result of others.slice(0, extra.length)) if (result.status === 'fulfilled') system.extraGateways.push(result.value as GatewayProcess);
