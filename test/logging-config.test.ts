@@ -23,6 +23,11 @@ describe('logs and startup configuration', () => {
     const lines = system.gateway.output.filter((l) => l.includes('req-logging-1'));
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ request_id: 'req-logging-1' });
+    // The access line names the request and its answer, never its headers (where keys and tokens travel).
+    const access = lines.map((l) => JSON.parse(l)).find((l) => l.res);
+    expect(access).toMatchObject({ req: { method: 'POST', url: '/api/v1/chat' }, res: { statusCode: 200 } });
+    expect(access.req).not.toHaveProperty('headers');
+    expect(access.res).not.toHaveProperty('headers');
     const everything = [...system.gateway.output, ...system.workers.flatMap((w) => w.output)].join('\n');
     expect(everything).not.toContain(TEST_API_KEY);
     expect(everything).not.toContain(String(system.env.OPENAI_API_KEY));
