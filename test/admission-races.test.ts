@@ -4,7 +4,6 @@ import mysql from 'mysql2/promise';
 import { redisKeys } from '#transport/redis-keys.js';
 import { api, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat } from './support/event-waits.js';
-import { startGateway } from './support/app-processes.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('races around a session', () => {
@@ -12,7 +11,7 @@ describe('races around a session', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_MULTITASK: 'reject', DATAAGENT_HITL_TIMEOUT: '0.3', DATAAGENT_RUN_LOG_TTL: '1' } });
+    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_MULTITASK: 'reject', DATAAGENT_HITL_TIMEOUT: '0.3', DATAAGENT_RUN_LOG_TTL: '1' }, extraGateways: [{}] });
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
   });
   afterAll(async () => {
@@ -35,22 +34,18 @@ describe('races around a session', () => {
   }
 
   it('starts exactly one of many chats sent at once to an idle session in reject mode, across gateways', async () => {
-    const second = await startGateway(system.env);
-    try {
-      for (let round = 0; round < 3; round++) {
-        const { body: session } = await api(system.url, 'POST', '/sessions', { apiKey: TEST_API_KEY, body: {} });
-        const answers = await Promise.all(
-          Array.from({ length: 30 }, (_, i) =>
-            api(i % 2 ? second.url : system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { session_id: session.session_id, message: '[[chunks:20]] [[slow:10]]' } }),
-          ),
-        );
-        expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(29).fill(409)]);
-        expect(answers.filter((a) => a.status === 409).every((a) => a.body.error_code === 'run_in_progress')).toBe(true);
-        const { body: history } = await api(system.url, 'GET', `/sessions/${session.session_id}/messages`, { apiKey: TEST_API_KEY });
-        expect(history.messages.filter((m: { role: string }) => m.role === 'user')).toHaveLength(1);
-      }
-    } finally {
-      await second.stop();
+    const second = system.extraGateways[0]!;
+    for (let round = 0; round < 3; round++) {
+      const { body: session } = await api(system.url, 'POST', '/sessions', { apiKey: TEST_API_KEY, body: {} });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          api(i % 2 ? second.url : system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { session_id: session.session_id, message: '[[chunks:20]] [[slow:10]]' } }),
+        ),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(29).fill(409)]);
+      expect(answers.filter((a) => a.status === 409).every((a) => a.body.error_code === 'run_in_progress')).toBe(true);
+      const { body: history } = await api(system.url, 'GET', `/sessions/${session.session_id}/messages`, { apiKey: TEST_API_KEY });
+      expect(history.messages.filter((m: { role: string }) => m.role === 'user')).toHaveLength(1);
     }
   });
 

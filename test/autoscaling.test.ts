@@ -1,7 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Socket } from 'socket.io-client';
-import { startGateway } from './support/app-processes.js';
 import { connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat } from './support/event-waits.js';
 import { kedaReplicas, workerScaling } from './support/k8s-manifests.js';
@@ -46,6 +45,8 @@ describe('worker autoscaling on the queue', () => {
       chunkIntervalMs: 20,
       // A session's second chat queues behind its first: a worker holds it until the first is done.
       env: { DATAAGENT_MULTITASK: 'enqueue', DATAAGENT_METRICS_TOKEN: METRICS_TOKEN, DATAAGENT_CLIENT_MESSAGES_PER_SECOND: '1000' },
+      // For the first test, started with the system and stopped by that test.
+      extraGateways: [{ DATAAGENT_METRICS_ENABLED: 'false' }],
     });
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { maxRetriesPerRequest: null });
     queue = new Queue(system.env.DATAAGENT_QUEUE_NAME!, { connection: redis as unknown as ConnectionOptions });
@@ -85,7 +86,7 @@ describe('worker autoscaling on the queue', () => {
     expect((await readTrigger({})).status).toBe(401);
     expect((await readTrigger({ authorization: 'Bearer not-the-token-at-all' })).status).toBe(401);
     expect((await readTrigger()).status).toBe(200);
-    const off = await startGateway({ ...system.env, DATAAGENT_METRICS_ENABLED: 'false' });
+    const off = system.extraGateways[0]!;
     try {
       expect((await rawRequest(off.url, 'GET', scaling.url.pathname, { host: scaling.url.host })).status).toBe(404);
     } finally {

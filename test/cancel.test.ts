@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'socket.io-client';
-import { startGateway, type GatewayProcess } from './support/app-processes.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
@@ -23,6 +22,7 @@ describe('cancel', () => {
     system = await TestSystem.start({
       workers: 2,
       env: { DATAAGENT_WORKER_CONCURRENCY: '2', DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${port}`, DATAAGENT_TEST_SLOW_PORT: String(port) },
+      extraGateways: [{}],
     });
   });
   afterAll(async () => {
@@ -140,7 +140,7 @@ describe('cancel', () => {
   });
 
   it('reaches the worker from another gateway than the one streaming', async () => {
-    const gatewayB: GatewayProcess = await startGateway(system.env);
+    const gatewayB = system.extraGateways[0]!;
     const socket = await connectChat(gatewayB.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     try {
@@ -151,7 +151,6 @@ describe('cancel', () => {
       expect((await events.done(ack.run_id)).cancelled).toBe(true);
     } finally {
       socket.disconnect();
-      await gatewayB.stop();
     }
   });
 

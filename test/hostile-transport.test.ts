@@ -112,7 +112,8 @@ describe('with auth off, only loopback hosts and origins are served', () => {
   let system: TestSystem;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_AUTH_DISABLED: 'true', DATAAGENT_API_KEYS: '' } });
+    // Only the gateway's answers are looked at here: no run, so no worker.
+    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_AUTH_DISABLED: 'true', DATAAGENT_API_KEYS: '' } });
   });
   afterAll(async () => {
     await system?.stop();
@@ -170,7 +171,7 @@ describe('with auth on, CORS follows DATAAGENT_CORS_ORIGINS exactly', () => {
   let system: TestSystem;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1, env: { DATAAGENT_CORS_ORIGINS: 'https://app.example.com' } });
+    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_CORS_ORIGINS: 'https://app.example.com' } });
   });
   afterAll(async () => {
     await system?.stop();

@@ -1,9 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { startGateway } from './support/app-processes.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
+
+const MODES = ['reject', 'enqueue', 'interrupt'] as const;
 
 describe('double texting (DATAAGENT_MULTITASK)', () => {
   let system: TestSystem;
@@ -12,7 +13,8 @@ describe('double texting (DATAAGENT_MULTITASK)', () => {
   let queue: Queue;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 2 });
+    // One gateway per mode, started with the system.
+    system = await TestSystem.start({ workers: 2, extraGateways: MODES.map((mode) => ({ DATAAGENT_MULTITASK: mode })) });
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { maxRetriesPerRequest: null });
     queue = new Queue(system.env.DATAAGENT_QUEUE_NAME!, { connection: redis });
   });
@@ -22,8 +24,8 @@ describe('double texting (DATAAGENT_MULTITASK)', () => {
     await system?.stop();
   });
 
-  async function twoTexts(mode: 'reject' | 'enqueue' | 'interrupt') {
-    const gateway = await startGateway({ ...system.env, DATAAGENT_MULTITASK: mode });
+  async function twoTexts(mode: (typeof MODES)[number]) {
+    const gateway = system.extraGateways[MODES.indexOf(mode)]!;
     const socket = await connectChat(gateway.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     try {
@@ -46,7 +48,6 @@ describe('double texting (DATAAGENT_MULTITASK)', () => {
       return { first, second, events, secondJobStates, messages: (await api(gateway.url, 'GET', `/sessions/${first.session_id}/messages`, { apiKey: TEST_API_KEY })).body.messages };
     } finally {
       socket.disconnect();
-      await gateway.stop();
     }
   }
 
