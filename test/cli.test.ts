@@ -151,8 +151,8 @@ describe('dataagent CLI, local mode (the agent in its own process)', () => {
   });
 
   it('bad usage exits 2', async () => {
-    expect((await cli(['--no-such-flag'], env)).code).toBe(2);
-    const interactive = await cli([], env);
+    const [badFlag, interactive] = await Promise.all([cli(['--no-such-flag'], env), cli([], env)]);
+    expect(badFlag.code).toBe(2);
     expect(interactive.code).toBe(2);
     expect(interactive.stderr).toContain('the interactive UI needs a terminal');
   });

@@ -38,14 +38,17 @@ describe('web demo UI', () => {
   let opened: Array<{ watched: WatchedPage; expectedErrors: RegExp[] }> = [];
 
   beforeAll(async () => {
-    everything = await startEverything('streamableHttp');
-    system = await TestSystem.start({
-      env: {
-        DATAAGENT_HITL_TIMEOUT: '120',
-        DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1',
-      },
-    });
-    browser = await TestBrowser.launch();
+    // Independent of each other: started together.
+    [everything, system, browser] = await Promise.all([
+      startEverything('streamableHttp'),
+      TestSystem.start({
+        env: {
+          DATAAGENT_HITL_TIMEOUT: '120',
+          DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1',
+        },
+      }),
+      TestBrowser.launch(),
+    ]);
   });
 
   afterAll(async () => {
