@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVERYTHING } from './support/mcp-servers.js';
-import { lastUserText, rawDirective } from './support/scripted-llm-server.js';
+import { defaultScript, lastUserText, rawDirective } from './support/scripted-llm-server.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 import { Terminal } from './support/terminal.js';
 
@@ -56,8 +56,17 @@ describe('interactive dataagent in a terminal', () => {
     it('shows the spinner until the first token, then the answer as rendered markdown', async () => {
       if (mode === 'local') await term.waitFor(/! MCP server broken not connected: .+/);
       await clear();
-      term.submit(`report [[delay:1000]] ${MARKDOWN}`);
-      await term.waitFor('thinking…');
+      // The model holds its first token until the spinner has been seen.
+      let spinnerSeen!: () => void;
+      const seen = new Promise<void>((resolve) => (spinnerSeen = resolve));
+      system.llm.setScript((req) => [{ until: seen }, ...defaultScript(req)]);
+      term.submit(`report ${MARKDOWN}`);
+      try {
+        await term.waitFor('thinking…');
+      } finally {
+        spinnerSeen();
+        system.llm.setScript();
+      }
       // The last chunk's list item, rendered: the answer is complete.
       const screen = await term.waitFor(/^\s+\* second\s*$/m);
       expect(screen).not.toContain('thinking…');
