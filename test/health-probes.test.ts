@@ -47,7 +47,8 @@ describe('liveness and readiness probes', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'da-probes-'));
     redis = await startRedis({ dir, persist: false });
-    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_REDIS_URL: redis.url } });
+    // The first test's worker starts with the gateway.
+    system = await TestSystem.start({ workers: [{ DATAAGENT_HEALTH_PORT: '0', DATAAGENT_DRAIN_SECONDS: '120' }], env: { DATAAGENT_REDIS_URL: redis.url } });
   });
   afterAll(async () => {
     await system?.stop();
@@ -56,7 +57,7 @@ describe('liveness and readiness probes', () => {
   });
 
   it('a draining worker answers not ready while it is still live, until it exits', async () => {
-    const worker = await system.addWorker({ DATAAGENT_HEALTH_PORT: '0', DATAAGENT_DRAIN_SECONDS: '120' });
+    const worker = system.workers[0]!;
     const probes = probesOf(worker);
     expect(await probe(`${probes}/health/ready`)).toEqual({ status: 200, body: { status: 'ready' } });
     expect(await probe(`${probes}/health/live`)).toEqual({ status: 200, body: { status: 'ok' } });
