@@ -3,22 +3,21 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
-import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
-import { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { DEFAULT_ASSISTANT_ID } from '#core/engine/assistant-catalog.js';
-import { describeChatModel, resolveModel } from '#llm/create-chat-model.js';
 import type { AgentBackend } from './agent/agent-backend.js';
-import { LocalBackend, UnknownAssistantError } from './agent/local-backend.js';
-import { localMcpConfigPath, McpConfigFileError, openLocalMcp, type LocalMcp } from './agent/local-mcp.js';
-import { RemoteBackend } from './agent/remote-backend.js';
+import type { LocalMcp } from './agent/local-mcp.js';
 import { UnknownSessionError } from './agent/session-files.js';
+import { McpConfigFileError, UnknownAssistantError } from './agent/usage-errors.js';
 import { EXIT } from './commands/exit-codes.js';
-import { runInteractive } from './commands/interactive.command.js';
 import { runPrint } from './commands/print.command.js';
 import type { ApprovalMode } from './hitl/approval-mode.js';
 import type { Approver } from './hitl/approver.js';
 import { readQuestion } from './input/read-question.js';
 import { InteractiveSession } from './ui/interactive-session.js';
+
+// What only one mode needs (the terminal UI, the agent in this process with its model providers
+// and tools, the gateway client) is imported when that mode runs: `--help` and a `-p` question
+// do not load the terminal UI, and `--server` loads no agent.
 
 interface Flags {
   print?: string;
@@ -63,7 +62,11 @@ async function main(argv: string[]): Promise<number> {
         return EXIT.usage;
       }
       const session = new InteractiveSession(flags.server ? 'remote' : 'local');
-      backend = await open(flags, flags.approveAll || flags.yes ? 'approve_all' : session.approve, (line) => session.notice(line, 'warn'), true);
+      const [{ runInteractive }, opened] = await Promise.all([
+        import('./commands/interactive.command.js'),
+        open(flags, flags.approveAll || flags.yes ? 'approve_all' : session.approve, (line) => session.notice(line, 'warn'), true),
+      ]);
+      backend = opened;
       return await runInteractive(session, backend);
     }
     const question = await readQuestion(flags.print);
@@ -97,7 +100,17 @@ async function main(argv: string[]): Promise<number> {
  * For the interactive UI local MCP servers connect now, not at each run.
  */
 async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (line: string) => void, interactive: boolean): Promise<AgentBackend> {
-  if (flags.server) return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
+  if (flags.server) {
+    const { RemoteBackend } = await import('./agent/remote-backend.js');
+    return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
+  }
+  const [{ LlmConfig, ToolsConfig, WorkerConfig }, { McpRuntimeConfig }, { describeChatModel, resolveModel }, { LocalBackend }, { localMcpConfigPath, openLocalMcp }] = await Promise.all([
+    import('#core/config/settings.js'),
+    import('#core/config/mcp-settings.js'),
+    import('#llm/create-chat-model.js'),
+    import('./agent/local-backend.js'),
+    import('./agent/local-mcp.js'),
+  ]);
   // Only the environment: the command line's flags are the CLI's own.
   const settings = loadConfigs({ llm: LlmConfig, tools: ToolsConfig, worker: WorkerConfig, mcp: McpRuntimeConfig }, process.env, []);
   if (resolveModel(settings.llm.model, settings.llm).provider === 'offline') warn(describeChatModel(settings.llm));

@@ -20,6 +20,9 @@ import { nonInteractiveApprovals } from '../hitl/local-approvals.js';
 import type { AgentBackend, McpReload, McpServerLine, SessionSummary } from './agent-backend.js';
 import type { LocalMcp } from './local-mcp.js';
 import { SessionFiles } from './session-files.js';
+import { UnknownAssistantError } from './usage-errors.js';
+
+export { UnknownAssistantError };
 
 /** The one person a local CLI works for: their workspace is `<home>/workspaces/local`. */
 const LOCAL_CALLER: Caller = { tenantId: 'local', userId: 'local', role: 'user' };
@@ -42,8 +45,6 @@ export interface LocalOptions {
   mcp?: LocalMcp;
 }
 
-/** Thrown for an assistant id the catalog does not have. */
-export class UnknownAssistantError extends Error {}
 
 /**
  * The agent in the CLI's own process (seed 002's DataAgentCli): the worker's assistant and

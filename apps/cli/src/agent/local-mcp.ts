@@ -9,9 +9,10 @@ import { McpPool, type McpLease } from '#mcp/mcp-pool.js';
 import { poolOptionsFor } from '#mcp/mcp-pool-options.js';
 import { mcpToolProvider } from '#mcp/mcp-provider.js';
 import type { McpReload } from './agent-backend.js';
+import { McpConfigFileError } from './usage-errors.js';
 
-/** Thrown for an MCP config file that cannot be read or is not JSON of a known shape. */
-export class McpConfigFileError extends Error {}
+export { McpConfigFileError };
+
 
 /** A server as `/mcp list` shows it. */
 export interface McpServerState {
