@@ -154,7 +154,7 @@ describe('clients that stop reading are dropped, not buffered without bound', ()
       const stamp = typeof event.content === 'string' ? /⟨t=([\d.]+)⟩/.exec(event.content)?.[1] : undefined;
       if (stamp) lagMs.push(performance.timeOrigin + performance.now() - Number(stamp));
     });
-    const quiet = await sendChat(owner, { message: `[[slow:1]] [[stamp]] [[chunks:2000]] [[pad:${PAD}]]` });
+    const quiet = await sendChat(owner, { message: `[[slow:1]] [[stamp]] [[chunks:500]] [[pad:${PAD}]]` });
     await ownerEvents.done(quiet.run_id, 120_000);
     const baseline = percentiles(lagMs.splice(0));
 
