@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   }
   if (inCluster) followPrimaryShutdown();
   // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
-  const stopTracing = startTracing('dataagent-gateway');
+  const stopTracing = await startTracing('dataagent-gateway');
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, stopTracing), { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
   // A failure nobody awaited (a Redis error reply, a client gone mid-write) must not take every

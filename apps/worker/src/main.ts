@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   // A Redis error reply nobody awaited (OOM, READONLY) must not end every run on this worker.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
-  const stopTracing = startTracing('dataagent-worker');
+  const stopTracing = await startTracing('dataagent-worker');
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger, stopTracing), { logger: ['error', 'warn'] });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   if (settings.worker.healthPort !== undefined) {

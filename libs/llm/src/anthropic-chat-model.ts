@@ -1,4 +1,4 @@
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatModel, ModelChunk, ModelRequest, ToolCallRequest } from '#core/llm/chat-model.js';
 import { LlmRequestError, retryAfterSeconds } from '#core/llm/llm-request-error.js';
@@ -6,6 +6,12 @@ import { wireToolName } from '#core/tools/tool-names.js';
 import { toAnthropicConversation, toAnthropicTool } from './anthropic-messages.js';
 import { parseArguments, safeUrl } from './openai-chat-model.js';
 import { abortError, describeCause, RequestWatch } from './stream-failures.js';
+
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+
+/** The SDK, loaded at the first call: a process whose models are all OpenAI-compatible starts without it. */
+let sdkLoading: Promise<AnthropicSdk> | undefined;
+const loadSdk = (): Promise<AnthropicSdk> => (sdkLoading ??= import('@anthropic-ai/sdk'));
 
 export const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 
@@ -57,7 +63,9 @@ const ERROR_TYPE_STATUS: Record<string, number> = {
  */
 export class AnthropicChatModel implements ChatModel {
   readonly id: string;
-  private readonly client: Anthropic;
+  private readonly clientOptions: NonNullable<ConstructorParameters<typeof Anthropic>[0]>;
+  private client?: Anthropic;
+  private sdk?: AnthropicSdk;
   private readonly model: string;
   private readonly apiKey: string;
   private readonly endpoint: string;
@@ -75,7 +83,7 @@ export class AnthropicChatModel implements ChatModel {
     this.maxTokens = options.maxTokens ?? 4096;
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.id = `anthropic:${options.model}`;
-    this.client = new Anthropic({
+    this.clientOptions = {
       apiKey,
       baseURL: baseUrl,
       // Ours (below) fires first and covers the whole request; this is only a backstop.
@@ -83,7 +91,15 @@ export class AnthropicChatModel implements ChatModel {
       maxRetries: options.maxRetries ?? 2,
       // Each model call is already an `llm.call` span of the run's trace.
       openTelemetry: false,
-    });
+    };
+  }
+
+  private async connect(): Promise<Anthropic> {
+    if (!this.client) {
+      this.sdk = await loadSdk();
+      this.client = new this.sdk.default(this.clientOptions);
+    }
+    return this.client;
   }
 
   /** Streams one message. @throws AbortError when `signal` fires; {@link LlmRequestError} on failure. */
@@ -99,7 +115,7 @@ export class AnthropicChatModel implements ChatModel {
       if (tools.length > 0) params.tools = tools.map(toAnthropicTool);
       let events: AsyncIterable<RawMessageStreamEvent>;
       try {
-        events = await this.client.messages.create(params, { signal: watch.signal });
+        events = await (await this.connect()).messages.create(params, { signal: watch.signal });
       } catch (err) {
         throw this.failure(err, signal, watch.timedOut);
       }
@@ -165,18 +181,20 @@ export class AnthropicChatModel implements ChatModel {
   private failure(err: unknown, signal: AbortSignal, timedOut: 'connecting' | 'streaming' | undefined): Error {
     if (signal.aborted) return abortError();
     const where = this.where();
-    if (timedOut === 'connecting' || err instanceof APIConnectionTimeoutError) {
+    // Only an error the SDK threw is one of its classes; before it loaded there is none.
+    const sdk = this.sdk;
+    if (timedOut === 'connecting' || (sdk && err instanceof sdk.APIConnectionTimeoutError)) {
       return new LlmRequestError(`LLM at ${where} did not start answering within ${this.timeoutMs} ms (DATAAGENT_LLM_TIMEOUT_MS)`);
     }
     if (timedOut === 'streaming') {
       return new LlmRequestError(`LLM stream from ${where} went silent for ${this.timeoutMs} ms (DATAAGENT_LLM_TIMEOUT_MS)`);
     }
-    if (err instanceof APIUserAbortError) return abortError();
-    if (err instanceof APIConnectionError) {
+    if (sdk && err instanceof sdk.APIUserAbortError) return abortError();
+    if (sdk && err instanceof sdk.APIConnectionError) {
       const cause = describeCause(err.cause);
       return new LlmRequestError(this.redact(`Could not reach the LLM at ${where}${cause ? `: ${cause}` : ''}. Is ANTHROPIC_BASE_URL right and the server up?`));
     }
-    if (err instanceof APIError) {
+    if (sdk && err instanceof sdk.APIError) {
       const status = err.status ?? (err.type ? ERROR_TYPE_STATUS[err.type] : undefined);
       const detail = err.apiMessage ?? err.message;
       const hint =

@@ -1,7 +1,6 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
@@ -14,8 +13,10 @@ export const TRACER_NAME = 'dataagent';
  * no-op, and nothing is exported.
  * @returns a function that flushes and stops the exporter, or null when tracing is off.
  */
-export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): (() => Promise<void>) | null {
+export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<(() => Promise<void>) | null> {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return null;
+  // Loaded only when traces go out: a process that exports none starts without it.
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName }),
     // OTEL_BSP_SCHEDULE_DELAY: how often batches go out (ms), 5 s by default.
