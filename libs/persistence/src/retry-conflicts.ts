@@ -1,4 +1,4 @@
-/** Deadlock (1213), lock wait timeout (1205), duplicate key (1062): a transaction that meets one may simply be run again. */
+/** Deadlock (1213) and lock wait timeout (1205): a transaction that meets one may simply be run again. */
 const CONFLICT_ERRNOS = new Set([1213, 1205]);
 const MAX_ATTEMPTS = 5;
 
