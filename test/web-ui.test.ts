@@ -367,7 +367,15 @@ describe('web demo UI', () => {
     const todos = [{ content: '<img src=x onerror="window.__xss = 6">', status: 'pending' }];
     const runId = await send(page, `${rawDirective(hostile)} [[tool:write_todos ${JSON.stringify({ todos })}]]`);
     await turn(page, runId, 'done').waitFor();
-    expect(await answerText(page, runId)).toContain('Look:');
+    // Builds differ in what a parse document does with markup (Chromium 156 fetches its images
+    // and attempts their handlers), so the version is part of what this test saw.
+    console.log(`web-ui: raw model HTML rendered as text in Chromium ${browser.version()}`);
+    // The model's markup is shown as the text it is; markdown's own link syntax still renders.
+    const answer = await answerText(page, runId);
+    expect(answer).toContain('Look: <img src=x onerror="window.__xss = 1">');
+    expect(answer).toContain('<script>window.__xss = 2</script>');
+    expect(answer).toContain('<a href="javascript:window.__xss=4">or me</a> <svg onload="window.__xss=5"></svg>');
+    expect(await turn(page, runId).locator('.markdown img, .markdown svg, .markdown script').count()).toBe(0);
     // Shown as text, which is what it is.
     expect(await page.getByTestId('todo-item').last().innerText()).toBe(todos[0].content);
     expect(await page.evaluate(() => window.__xss)).toBeUndefined();

@@ -40,6 +40,11 @@ export class TestBrowser {
     return new TestBrowser(browser);
   }
 
+  /** The browser's version, e.g. `156.0.8078.108`: printed by tests whose outcome depends on it. */
+  version(): string {
+    return this.browser.version();
+  }
+
   /** A new context and page at `url`'s origin; nothing is loaded yet. */
   async open(url: string, viewport: ViewportName = 'desktop'): Promise<WatchedPage> {
     const context = await this.browser.newContext({ viewport: VIEWPORTS[viewport], baseURL: url });

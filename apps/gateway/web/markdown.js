@@ -1,10 +1,41 @@
 /**
  * Model output as HTML. The text is untrusted (a model repeats what tools and web pages feed
- * it), so marked's HTML always passes DOMPurify before it reaches the page; the page's
- * Content-Security-Policy is the second wall.
+ * it), so three walls stand between it and the page:
+ * 1. The markdown renderer never emits the model's own markup: raw HTML in the text is escaped
+ *    and shown as text, and an image is emitted only for a data: URL. No HTML parser ever sees
+ *    a tag the model wrote (a parse document is not inert in every browser: some fetch its
+ *    images and try their handlers).
+ * 2. DOMPurify sanitises what markdown itself produced (links, emphasis, tables, code).
+ * 3. The page's Content-Security-Policy refuses inline scripts and foreign images.
  */
-import { marked } from './vendor/marked.js';
+import { Marked } from './vendor/marked.js';
 import DOMPurify from './vendor/purify.js';
+
+/** The images an answer may show: inline data of a raster type (the CSP's img-src allows data:). */
+const DATA_IMAGE = /^data:image\/(?:png|gif|jpeg|webp);/i;
+
+const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** `text` with every character that HTML reads as markup replaced by its entity. */
+export function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+}
+
+const markdown = new Marked({
+  async: false,
+  gfm: true,
+  renderer: {
+    // Raw HTML, block or inline, is text the model wrote: show it as such.
+    html({ text, block }) {
+      const escaped = escapeHtml(text);
+      return block ? `<p>${escaped}</p>\n` : escaped;
+    },
+    // Any image but inline data would be a request the page never meant to make: keep the alt text.
+    image({ href, text }) {
+      return DATA_IMAGE.test(href ?? '') ? false : escapeHtml(text);
+    },
+  },
+});
 
 const purifier = DOMPurify(window);
 
@@ -15,10 +46,9 @@ purifier.addHook('afterSanitizeAttributes', (node) => {
     node.setAttribute('rel', 'noopener noreferrer');
   }
 });
-// An image from anywhere but a data: URL would be a request the page never meant to make
-// (and one the CSP refuses): it keeps its alt text and loses its source.
+// The renderer already drops such images; this holds if it ever stops doing so.
 purifier.addHook('uponSanitizeAttribute', (node, data) => {
-  if (node.tagName === 'IMG' && data.attrName === 'src' && !/^data:image\/(?:png|gif|jpeg|webp);/i.test(data.attrValue)) data.keepAttr = false;
+  if (node.tagName === 'IMG' && data.attrName === 'src' && !DATA_IMAGE.test(data.attrValue)) data.keepAttr = false;
 });
 
 const SANITIZE = {
@@ -28,7 +58,7 @@ const SANITIZE = {
   FORBID_ATTR: ['style', 'srcset'],
 };
 
-/** Markdown to sanitised HTML, ready for innerHTML. */
+/** Markdown to sanitised HTML, ready for innerHTML; raw HTML in `text` comes out as text. */
 export function renderMarkdown(text) {
-  return purifier.sanitize(marked.parse(text, { async: false, gfm: true }), SANITIZE);
+  return purifier.sanitize(markdown.parse(text), SANITIZE);
 }
