@@ -13,6 +13,17 @@ export class WorkspacePermissionError extends WorkspaceError {
   }
 }
 
+/**
+ * A regular file with more than one hard link. Its other names may lie anywhere on the volume
+ * (a link a command in the workspace made to another tenant's file), where no path check of the
+ * workspace can see them, so file tools leave it alone.
+ */
+export class WorkspaceHardLinkError extends WorkspacePermissionError {
+  constructor(shown: string, readonly links: number) {
+    super(`${shown}: has ${links} hard links; file tools refuse hard-linked files`);
+  }
+}
+
 /** A write that would take the workspace past its quota. */
 export class WorkspaceQuotaError extends WorkspaceError {
   constructor(readonly usedBytes: number, readonly quotaBytes: number, readonly requestedBytes: number) {

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sanitiseId, Workspace, workspaceRootFor } from './workspace.js';
-import { WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
+import { WorkspaceHardLinkError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
 import { WorkspaceRegistry } from './workspace-registry.js';
 
 describe('Workspace', () => {
@@ -77,6 +77,23 @@ describe('Workspace', () => {
     await writeFile(path.join(real, 'files/target.txt'), 'x');
     await symlink(path.join(real, 'files/target.txt'), path.join(real, 'outputs/alias.txt'));
     await expect(ws.resolve('outputs/alias.txt')).resolves.toBe(path.join(real, 'outputs/alias.txt'));
+  });
+
+  it('refuses to read, write or change a regular file with more than one hard link, and leaves its other name alone', async () => {
+    const real = await ws.ensure();
+    const secret = path.join(outside, 'secret.txt');
+    await link(secret, path.join(real, 'files/linked.txt'));
+    const refused = { name: 'WorkspaceHardLinkError', code: 'workspace_permission_denied', links: 2, message: 'files/linked.txt: has 2 hard links; file tools refuse hard-linked files' };
+    await expect(ws.readText('files/linked.txt')).rejects.toMatchObject(refused);
+    await expect(ws.writeFile('files/linked.txt', 'overwritten')).rejects.toMatchObject(refused);
+    await expect(ws.modifyText('files/linked.txt', () => 'changed')).rejects.toMatchObject(refused);
+    await expect(ws.writeFile('files/linked.txt', 'x')).rejects.toThrow(WorkspaceHardLinkError);
+    expect(await readFile(secret, 'utf8')).toBe('top secret');
+
+    // Once the other name is gone, it is an ordinary file of the workspace again.
+    await rm(secret);
+    await expect(ws.readText('files/linked.txt')).resolves.toMatchObject({ text: 'top secret' });
+    await expect(ws.writeFile('files/linked.txt', 'mine now')).resolves.toBe(path.join(real, 'files/linked.txt'));
   });
 
   it('refuses writes past the quota and counts overwrites by their growth', async () => {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, realpath, utimes, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chown, lstat, mkdir, open, readdir, realpath, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { restoreWorkspace } from './workspace-archive.js';
-import { WorkspaceError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
+import { WorkspaceError, WorkspaceHardLinkError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
 
 export const DEFAULT_WORKSPACE_ROOT = '/data/workspaces/{tenant_id}/{user_id}';
 export const DEFAULT_WORKSPACE_QUOTA_BYTES = 1024 ** 3;
@@ -16,6 +17,11 @@ export interface WorkspaceOptions {
   quotaBytes?: number | (() => number);
   /** How long a walked usage figure is trusted before walking again (other writers: uploads, shell). Default 60 s. */
   usageTtlMs?: number;
+  /**
+   * The OS user that owns what the worker creates here: the sandbox's user when the worker runs
+   * as root, so sandboxed commands can change the files the file tools wrote. Default: the worker's.
+   */
+  owner?: { uid: number; gid: number };
 }
 
 /**
@@ -74,6 +80,54 @@ function decodings(userPath: string): string[] {
   return out;
 }
 
+/** A regular file of the workspace, open, and its size when it was opened. */
+interface OpenFile {
+  handle: FileHandle;
+  size: number;
+}
+
+/**
+ * Opens a file of the workspace, then checks what was opened rather than the name: it must be a
+ * regular file with one link. A second link to the same inode may lie anywhere on the volume (a
+ * hard link a command in the workspace made to another tenant's file), and the path checks of
+ * {@link Workspace.resolve} cannot see it; checking the open handle leaves no gap between the
+ * check and the read or write. O_NONBLOCK keeps a FIFO from blocking the open.
+ * @param create create the file when it does not exist (its folder must).
+ * @returns null when there is no such file.
+ * @throws WorkspaceError `is_directory`, `not_a_file`, or WorkspaceHardLinkError.
+ */
+async function openFile(abs: string, shown: string, access: 'read' | 'write', create = false): Promise<OpenFile | null> {
+  const flags = (access === 'read' ? constants.O_RDONLY : constants.O_RDWR) | (create ? constants.O_CREAT : 0) | constants.O_NONBLOCK;
+  let handle: FileHandle;
+  try {
+    handle = await open(abs, flags, 0o666);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    if (code === 'EISDIR') throw new WorkspaceError('is_directory', `${shown}: is a directory`);
+    throw err;
+  }
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new WorkspaceError('is_directory', `${shown}: is a directory`);
+    if (!stat.isFile()) throw new WorkspaceError('not_a_file', `${shown}: not a regular file`);
+    if (stat.nlink > 1) throw new WorkspaceHardLinkError(shown, stat.nlink);
+    return { handle, size: stat.size };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/** Replaces the whole content of an open file; explicit offsets, as a read before moved its position. */
+async function replaceContent(handle: FileHandle, data: Uint8Array): Promise<void> {
+  await handle.truncate(0);
+  for (let offset = 0; offset < data.byteLength; ) {
+    const { bytesWritten } = await handle.write(data, offset, data.byteLength - offset, offset);
+    offset += bytesWritten;
+  }
+}
+
 /**
  * One user's file area: every path goes through {@link Workspace.resolve}, every write through
  * the quota. The checks run before each operation; a process that can create symlinks in the
@@ -85,6 +139,7 @@ export class Workspace {
   readonly root: string;
   private readonly quota: () => number;
   private readonly usageTtlMs: number;
+  private readonly owner?: { uid: number; gid: number };
   private realRoot?: Promise<string>;
   private resolvedRoot?: string;
   private usageCache?: { bytes: number; at: number };
@@ -100,6 +155,7 @@ export class Workspace {
     const quota = options.quotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
     this.quota = typeof quota === 'function' ? quota : () => quota;
     this.usageTtlMs = options.usageTtlMs ?? 60_000;
+    this.owner = options.owner;
   }
 
   /**
@@ -127,6 +183,7 @@ export class Workspace {
     await restoreWorkspace(this.root);
     await mkdir(this.root, { recursive: true, mode: 0o700 });
     for (const dir of WORKSPACE_SUBDIRS) await mkdir(path.join(this.root, dir), { recursive: true, mode: 0o700 });
+    if (this.owner) for (const dir of [this.root, ...WORKSPACE_SUBDIRS.map((d) => path.join(this.root, d))]) await chown(dir, this.owner.uid, this.owner.gid);
     await markUsed(this.root);
     this.usageCache = undefined;
     this.resolvedRoot = await realpath(this.root);
@@ -185,59 +242,92 @@ export class Workspace {
 
   /**
    * Reads a file as UTF-8 text.
-   * @throws WorkspaceError (not_found, is_directory, too_large, binary) or WorkspacePermissionError.
+   * @throws WorkspaceError (not_found, is_directory, not_a_file, too_large, binary) or
+   * WorkspacePermissionError (WorkspaceHardLinkError for a file with more than one hard link).
    */
   async readText(userPath: string, maxBytes = 10 * 1024 * 1024): Promise<{ path: string; text: string }> {
     const abs = await this.resolve(userPath);
-    const stat = await lstat(abs).catch(() => null);
-    if (!stat) throw new WorkspaceError('not_found', `${userPath}: no such file`);
-    if (stat.isDirectory()) throw new WorkspaceError('is_directory', `${userPath}: is a directory`);
-    if (stat.size > maxBytes) throw new WorkspaceError('too_large', `${userPath}: ${stat.size} bytes, more than the ${maxBytes}-byte read limit`);
-    const buf = await readFile(abs);
-    if (buf.subarray(0, 8192).includes(0)) throw new WorkspaceError('binary', `${userPath}: binary file`);
-    return { path: abs, text: buf.toString('utf8') };
+    const file = await openFile(abs, userPath, 'read');
+    if (!file) throw new WorkspaceError('not_found', `${userPath}: no such file`);
+    try {
+      if (file.size > maxBytes) throw new WorkspaceError('too_large', `${userPath}: ${file.size} bytes, more than the ${maxBytes}-byte read limit`);
+      const buf = await file.handle.readFile();
+      if (buf.subarray(0, 8192).includes(0)) throw new WorkspaceError('binary', `${userPath}: binary file`);
+      return { path: abs, text: buf.toString('utf8') };
+    } finally {
+      await file.handle.close();
+    }
   }
 
   /**
    * Replaces a text file's content with what `change` makes of the current one (null when the
    * file does not exist yet), within the quota and serialised with the workspace's other writes.
    * @returns the content before (null for a new file) and after, and the absolute path.
-   * @throws WorkspaceQuotaError, WorkspacePermissionError, or whatever `change` throws.
+   * @throws WorkspaceQuotaError, WorkspacePermissionError (WorkspaceHardLinkError for a file with
+   * more than one hard link), WorkspaceError (is_directory, not_a_file), or whatever `change` throws.
    */
   modifyText(userPath: string, change: (before: string | null) => string): Promise<{ path: string; before: string | null; after: string }> {
     return this.serialised(async () => {
       const abs = await this.resolve(userPath);
-      const stat = await lstat(abs).catch(() => null);
-      if (stat?.isDirectory()) throw new WorkspaceError('is_directory', `${userPath}: is a directory`);
-      const before = stat ? (await readFile(abs)).toString('utf8') : null;
-      const after = change(before);
-      await this.writeChecked(abs, Buffer.from(after, 'utf8'), stat?.isFile() ? stat.size : 0);
-      return { path: abs, before, after };
+      const existing = await openFile(abs, userPath, 'write');
+      try {
+        const before = existing ? (await existing.handle.readFile()).toString('utf8') : null;
+        const after = change(before);
+        await this.writeChecked(abs, userPath, Buffer.from(after, 'utf8'), existing);
+        return { path: abs, before, after };
+      } finally {
+        await existing?.handle.close();
+      }
     });
   }
 
   /**
    * Writes bytes to a file (creating parent folders) within the quota.
-   * @throws WorkspaceQuotaError or WorkspacePermissionError.
+   * @throws WorkspaceQuotaError, WorkspacePermissionError (WorkspaceHardLinkError for a file with
+   * more than one hard link), or WorkspaceError (is_directory, not_a_file).
    */
   writeFile(userPath: string, data: string | Uint8Array): Promise<string> {
     return this.serialised(async () => {
       const abs = await this.resolve(userPath);
-      const stat = await lstat(abs).catch(() => null);
-      if (stat?.isDirectory()) throw new WorkspaceError('is_directory', `${userPath}: is a directory`);
-      await this.writeChecked(abs, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, stat?.isFile() ? stat.size : 0);
-      return abs;
+      const existing = await openFile(abs, userPath, 'write');
+      try {
+        await this.writeChecked(abs, userPath, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, existing);
+        return abs;
+      } finally {
+        await existing?.handle.close();
+      }
     });
   }
 
-  private async writeChecked(abs: string, data: Uint8Array, previousSize: number): Promise<void> {
+  /** Replaces the content of `existing`, or creates the file when null, within the quota. */
+  private async writeChecked(abs: string, shown: string, data: Uint8Array, existing: OpenFile | null): Promise<void> {
     const used = await this.usage();
-    const delta = data.byteLength - previousSize;
+    const delta = data.byteLength - (existing?.size ?? 0);
     const quotaBytes = this.quotaBytes;
     if (delta > 0 && used + delta > quotaBytes) throw new WorkspaceQuotaError(used, quotaBytes, delta);
-    await mkdir(path.dirname(abs), { recursive: true, mode: 0o700 });
-    await writeFile(abs, data);
+    let file = existing;
+    if (!file) {
+      const created = await mkdir(path.dirname(abs), { recursive: true, mode: 0o700 });
+      // Opened and checked again: a link may have been put at this name since it was looked at.
+      file = await openFile(abs, shown, 'write', true);
+      if (!file) throw new WorkspaceError('not_found', `${shown}: its folder was removed while writing`);
+      if (this.owner) await this.own(abs, created);
+    }
+    try {
+      await replaceContent(file.handle, data);
+    } finally {
+      if (file !== existing) await file.handle.close();
+    }
     if (this.usageCache) this.usageCache.bytes = Math.max(0, this.usageCache.bytes + delta);
+  }
+
+  /** Gives `abs` and the folders made for it (from `firstCreated` down) to the workspace's owner. */
+  private async own(abs: string, firstCreated: string | undefined): Promise<void> {
+    const { uid, gid } = this.owner!;
+    if (firstCreated) {
+      for (let dir = path.dirname(abs); isInside(firstCreated, dir); dir = path.dirname(dir)) await chown(dir, uid, gid);
+    }
+    await chown(abs, uid, gid);
   }
 
   /** Bytes the workspace holds (file sizes, symlinks not followed), cached between walks. */

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyPatch } from 'diff';
@@ -134,6 +134,45 @@ describe('file tools', () => {
     const grepped = await call('grep', { pattern: 'password' });
     expect(grepped.output).toBe('files/notes.txt:1: password is not here');
     expect((await call('grep', { pattern: 'hunter2', path: 'files/secret-link.txt' })).success).toBe(false);
+  });
+
+  describe('a hard link planted in the workspace (as a shell command can make one to another tenant\'s file)', () => {
+    const refusal = (shown: string) => `${shown}: has 2 hard links; file tools refuse hard-linked files`;
+    let secret: string;
+
+    beforeEach(async () => {
+      const root = await registry.forCaller(alice).ensure();
+      secret = path.join(base, 'outside/secret.txt');
+      await link(secret, path.join(root, 'files/stolen.txt'));
+      await call('write_file', { path: 'files/notes.txt', content: 'password is not here\n' });
+      events = [];
+    });
+
+    it.each([
+      ['read_file', { path: 'files/stolen.txt' }],
+      ['write_file', { path: 'files/stolen.txt', content: 'password=overwritten\n' }],
+      ['edit_file', { path: 'files/stolen.txt', old_string: 'hunter2', new_string: 'changed' }],
+      ['grep', { pattern: 'hunter2', path: 'files/stolen.txt' }],
+    ])('%s refuses it, and the other name keeps its content', async (name, args) => {
+      const result = await call(name, args);
+      expect(result).toMatchObject({ success: false, output: { error_code: 'workspace_permission_denied' }, error: refusal('files/stolen.txt') });
+      expect(await readFile(secret, 'utf8')).toBe('password=hunter2\n');
+      expect(events).toHaveLength(0);
+    });
+
+    it('grep over a folder, with or without a glob filter, skips it and says so', async () => {
+      const skipped = `(skipped ${refusal('files/stolen.txt')})`;
+      expect((await call('grep', { pattern: 'password' })).output).toBe(`files/notes.txt:1: password is not here\n${skipped}`);
+      expect((await call('grep', { pattern: 'hunter2', path: 'files', glob: '*.txt' })).output).toBe(`No matches\n${skipped}`);
+      expect((await call('grep', { pattern: 'hunter2', glob: 'files/stolen.*' })).output).toBe(`No matches\n${skipped}`);
+    });
+
+    it('refuses a file linked twice inside the workspace too: the count is what it knows', async () => {
+      const root = await registry.forCaller(alice).ensure();
+      await link(path.join(root, 'files/notes.txt'), path.join(root, 'outputs/notes-again.txt'));
+      expect(await call('read_file', { path: 'outputs/notes-again.txt' })).toMatchObject({ success: false, error: refusal('outputs/notes-again.txt') });
+      expect(await call('read_file', { path: 'files/notes.txt' })).toMatchObject({ success: false, error: refusal('files/notes.txt') });
+    });
   });
 
   it('greps with a regex, a file filter, case folding and a result cap', async () => {

@@ -4,7 +4,7 @@ import { RE2JS } from 're2js';
 import type { Caller } from '../../session/caller.js';
 import { FileOpTracker, fileOperationEvent } from '../../workspace/file-op-tracker.js';
 import type { Workspace } from '../../workspace/workspace.js';
-import { WorkspaceError, WorkspacePermissionError } from '../../workspace/workspace-errors.js';
+import { WorkspaceError, WorkspaceHardLinkError, WorkspacePermissionError } from '../../workspace/workspace-errors.js';
 import { formatBytes } from '../../llm/byte-budget.js';
 import type { Tool, ToolContext, ToolResult } from '../tool.js';
 import { DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tool-output-cap.js';
@@ -13,6 +13,8 @@ import { MAX_PATTERN_CHARS, checkPatternLength, compileGlob } from './workspace-
 const MAX_LIST_ENTRIES = 1_000;
 const MAX_LINE_CHARS = 2_000;
 const GREP_MAX_FILE_BYTES = 5 * 1024 * 1024;
+/** Hard-linked files a grep names as skipped; past these it only counts them. */
+const GREP_MAX_REFUSED_SHOWN = 5;
 /** Bytes of a tool result kept free on a read_file page for the note saying how to go on. */
 const PAGE_NOTE_ROOM = 256;
 
@@ -284,6 +286,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
         return filterMatcher.test(filter!.includes('/') && relative ? relative : path.basename(file));
       };
       const out: string[] = [];
+      const refused: string[] = [];
       for await (const entry of files) {
         if (ctx.signal.aborted || out.length >= maxResults) break;
         if ('type' in entry && entry.type !== 'file') continue;
@@ -292,8 +295,12 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
         let text: string;
         try {
           text = (await ws.readText(ws.relative(entry.path), GREP_MAX_FILE_BYTES)).text;
-        } catch {
-          continue; // binary, vanished, or a symlink out: not searchable
+        } catch (err) {
+          // Binary, vanished, or a symlink out: not searchable. A hard-linked file is refused, and the model told so.
+          if (!(err instanceof WorkspaceHardLinkError)) continue;
+          if (startStat.isFile()) throw err;
+          refused.push(err.message);
+          continue;
         }
         const lines = text.split('\n');
         // RE2 is linear in the line, so the whole line is searched; only what is shown is cut.
@@ -302,8 +309,10 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
           if (regex.test(line)) out.push(`${ws.relative(entry.path)}:${i + 1}: ${line.length > 500 ? `${line.slice(0, 500)}…` : line}`);
         }
       }
-      if (out.length === 0) return 'No matches';
-      return out.join('\n') + (out.length >= maxResults ? `\n(stopped at ${maxResults} matches)` : '');
+      const notes = refused.slice(0, GREP_MAX_REFUSED_SHOWN).map((message) => `(skipped ${message})`);
+      if (refused.length > GREP_MAX_REFUSED_SHOWN) notes.push(`(skipped ${refused.length - GREP_MAX_REFUSED_SHOWN} more hard-linked files)`);
+      const found = out.length === 0 ? 'No matches' : out.join('\n') + (out.length >= maxResults ? `\n(stopped at ${maxResults} matches)` : '');
+      return [found, ...notes].join('\n');
     },
     workspaceFor,
   );
