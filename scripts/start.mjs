@@ -4,7 +4,8 @@
  * Installs dependencies when missing, builds, starts a local Redis and MariaDB from the
  * machine's packages unless DATAAGENT_REDIS_URL / DATAAGENT_MYSQL_HOST point elsewhere (data in
  * `.data/`, so history survives a restart), then runs one gateway and one worker with their
- * logs prefixed. Flags after `npm start --` go to both (`--port 9000`, `--log-level debug`).
+ * logs prefixed. Flags after `npm start --` go to both (`--port 9000`, `--log-level debug`), but
+ * a secret, as a flag or a variable, goes only to the app that reads it (SECRETS_OF).
  *
  * Two processes: this one (in the terminal's process group) installs and builds, then starts
  * a supervisor in its own process group. A terminal Ctrl-C reaches every process of the
@@ -32,6 +33,16 @@ const DATA_DIR = path.join(root, '.data');
 /** How long a gateway or worker may take to drain after SIGTERM before it is killed (DATAAGENT_STOP_GRACE_MS). */
 const APP_STOP_GRACE_MS = 10_000;
 const TAIL_LINES = 20;
+/**
+ * Secrets only one of the two apps reads, by the app that reads them: the other is handed
+ * neither the variable nor its flag, so a process holds only the secrets it uses. The gateway
+ * resolves API keys; only workers call models and web search. Both read the rest (the MySQL
+ * password, DATAAGENT_SECRET_KEY, DATAAGENT_METRICS_TOKEN).
+ */
+const SECRETS_OF = {
+  gateway: ['DATAAGENT_API_KEYS'],
+  worker: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'TAVILY_API_KEY'],
+};
 
 const say = (line) => process.stdout.write(`[dataagent] ${line}\n`);
 const complain = (line) => process.stderr.write(`[dataagent] ${line}\n`);
@@ -256,8 +267,10 @@ async function supervise() {
     for (const line of app.tail) process.stderr.write(`  ${line}\n`);
     void shutdown(code || 1);
   };
-  const gateway = startApp('gateway', 'dist/apps/gateway/src/main.js', argv, env, (json) => json.msg === 'gateway listening', onExit);
-  const worker = startApp('worker', 'dist/apps/worker/src/main.js', argv, env, (json) => json.msg === 'worker ready', onExit);
+  const forGateway = withoutSettings(env, argv, SECRETS_OF.worker, flagName);
+  const forWorker = withoutSettings(env, argv, SECRETS_OF.gateway, flagName);
+  const gateway = startApp('gateway', 'dist/apps/gateway/src/main.js', forGateway.argv, forGateway.env, (json) => json.msg === 'gateway listening', onExit);
+  const worker = startApp('worker', 'dist/apps/worker/src/main.js', forWorker.argv, forWorker.env, (json) => json.msg === 'worker ready', onExit);
   apps.set('gateway', gateway);
   apps.set('worker', worker);
 
@@ -322,6 +335,25 @@ function startApp(name, script, argv, env, isReady, onExit) {
     clearTimeout(timer);
   };
   return app;
+}
+
+/**
+ * The environment and flags without the settings `variables`: their variables, and their flags
+ * in both forms parseFlags reads (`--name=value`, `--name value`).
+ * @param {(variable: string) => string} flagOf the flag of a variable (env.js's flagName)
+ * @returns {{ env: Record<string, string | undefined>, argv: string[] }}
+ */
+function withoutSettings(env, argv, variables, flagOf) {
+  const kept = { ...env };
+  for (const variable of variables) delete kept[variable];
+  const flags = new Set(variables.map(flagOf));
+  const args = [];
+  for (let i = 0; i < argv.length; i++) {
+    const eq = argv[i].indexOf('=');
+    if (!flags.has(eq > 0 ? argv[i].slice(0, eq) : argv[i])) args.push(argv[i]);
+    else if (eq < 0 && i + 1 < argv.length && !argv[i + 1].startsWith('--')) i++;
+  }
+  return { env: kept, argv: args };
 }
 
 /**

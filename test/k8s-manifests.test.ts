@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseDocument } from 'yaml';
 import { ScaledObject, type IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { TriggerAuthentication, type ITriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
@@ -124,6 +125,22 @@ function settingNames(): Set<string> {
   return names;
 }
 
+/** Valid as every secret setting (an API key, a 64-hex-digit key, a token, a password), and found nowhere else. */
+const SENTINEL = 'c0ffee'.repeat(10) + 'c0de';
+
+/** Whether the gateway's or the worker's settings hold the value of `variable`: whether that process reads it. */
+function processReads(app: 'gateway' | 'worker', variable: string): boolean {
+  const env = { DATAAGENT_MODEL: 'offline', [variable]: SENTINEL };
+  const settings = app === 'gateway' ? loadGatewaySettings('0.0.0', env, []) : loadWorkerSettings(env, []);
+  return JSON.stringify(settings).includes(SENTINEL);
+}
+
+/** Secrets one kind of process must never be handed: the other one alone reads them. */
+const NOT_FOR = {
+  gateway: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'TAVILY_API_KEY'],
+  worker: ['DATAAGENT_API_KEYS'],
+};
+
 /**
  * The manifests in k8s/, checked without a cluster: `kubectl apply --dry-run=client` needs one
  * to reach (and would send traffic off this machine), and kubeconform downloads its schemas.
@@ -185,6 +202,23 @@ describe('Kubernetes manifests', () => {
     expect(() => loadGatewaySettings('0.0.0', containerEnvironment(manifests, gateway.container), [])).not.toThrow();
     expect(() => loadWorkerSettings(containerEnvironment(manifests, worker.container), [])).not.toThrow();
     for (const entry of [gateway, worker].map((d) => d.container.args!.find((a) => a.startsWith('dist/'))!)) expect([entry, existsSync(join(ROOT, entry))]).toEqual([entry, true]);
+  });
+
+  it('hands each process only the secrets it reads, here and in docker-compose.yml: API keys to gateways, model and search keys to workers', () => {
+    const secrets = Object.keys(keyValues(manifests, 'Secret', 'dataagent-secrets')!);
+    expect(secrets).toEqual(expect.arrayContaining([...NOT_FOR.gateway, ...NOT_FOR.worker]));
+    expect([processReads('gateway', 'DATAAGENT_API_KEYS'), processReads('worker', 'DATAAGENT_API_KEYS'), processReads('worker', 'OPENAI_API_KEY')]).toEqual([true, false, true]);
+
+    const compose = (parseDocument(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }).toJS() as { services: Record<string, { environment: Record<string, string> }> }).services;
+    for (const [where, app, environment] of [
+      ['k8s', 'gateway', containerEnvironment(manifests, gateway.container)],
+      ['k8s', 'worker', containerEnvironment(manifests, worker.container)],
+      ['docker-compose.yml', 'gateway', compose.gateway!.environment],
+      ['docker-compose.yml', 'worker', compose.worker!.environment],
+    ] as const) {
+      const given = secrets.filter((name) => name in environment);
+      expect([where, app, given.filter((name) => NOT_FOR[app].includes(name) || !processReads(app, name))]).toEqual([where, app, []]);
+    }
   });
 
   it('opens the ports the processes listen on, and the gateway Service reaches the gateway', () => {

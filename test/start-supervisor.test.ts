@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -63,10 +63,11 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
    * Runs `command` (which runs scripts/start.mjs) against the harness's Redis and this file's
    * database, waits until it is ready, and freezes the worker (SIGSTOP: its SIGTERM handler
    * never runs, as with a busy event loop).
+   * @param env variables over the test's own
    * @returns the started process, every pid of the tree (start.mjs, supervisor, gateway,
-   * worker), its output and its exit.
+   * worker), the gateway's and the worker's pids, its output and its exit.
    */
-  async function startFrozen(command: string, args: string[]) {
+  async function startFrozen(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
     const proc = spawn(command, args, {
       cwd: root,
       env: {
@@ -82,6 +83,7 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
         DATAAGENT_WORKSPACE_ROOT: join(dataDir, 'workspaces', '{user_id}'),
         // Given, so the test leaves the repository's .data alone (start.mjs would make .data/secret.key).
         DATAAGENT_SECRET_KEY: 'ab'.repeat(32),
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -108,10 +110,11 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
     }
     const apps = childrenOf(tree.at(-3)!);
     const worker = apps.find((a) => a.args.includes('apps/worker/src/main.js'));
-    expect(apps.map((a) => a.args).join('\n')).toContain('apps/gateway/src/main.js');
+    const gateway = apps.find((a) => a.args.includes('apps/gateway/src/main.js'));
+    expect(gateway).toBeDefined();
     expect(worker).toBeDefined();
     process.kill(worker!.pid, 'SIGSTOP');
-    return { proc, tree, output, exited };
+    return { proc, tree, output, exited, pids: { gateway: gateway!.pid, worker: worker!.pid } };
   }
 
   it('kills a frozen worker after the grace it announces, and leaves no process behind', async () => {
@@ -124,6 +127,34 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
     expect(output.join('\n')).toContain('stopping gateway and worker (killing after 1 s)...');
     expect(output.join('\n')).toContain('worker did not stop within 1 s; killed it');
     expect(tree.filter(alive)).toEqual([]);
+  }, 120_000);
+
+  it('hands each app only the secrets it reads: API keys to the gateway, model and search keys to the worker', async () => {
+    const apiKey = `start-test-${randomUUID()}`;
+    const { proc, output, exited, pids } = await startFrozen(process.execPath, [join(root, 'scripts/start.mjs'), '--tavily-api-key', 'tvly-given-as-a-flag'], {
+      DATAAGENT_API_KEYS: `${apiKey}:acme:alice`,
+      OPENAI_API_KEY: 'sk-given-in-the-environment',
+    });
+    const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const [gatewayEnv, workerEnv] = [environ(pids.gateway), environ(pids.worker)];
+    const [gatewayArgs, workerArgs] = [cmdline(pids.gateway), cmdline(pids.worker)];
+
+    expect(gatewayEnv).toContain(`DATAAGENT_API_KEYS=${apiKey}:acme:alice`);
+    expect([...workerEnv, ...workerArgs].filter((s) => s.includes(apiKey))).toEqual([]);
+    expect(workerEnv).toContain('OPENAI_API_KEY=sk-given-in-the-environment');
+    expect(workerArgs).toEqual(expect.arrayContaining(['--tavily-api-key', 'tvly-given-as-a-flag']));
+    expect([...gatewayEnv, ...gatewayArgs].filter((s) => /sk-given|tvly-given|tavily/.test(s))).toEqual([]);
+    // What both use, both still have.
+    for (const env of [gatewayEnv, workerEnv]) expect(env).toContain(`DATAAGENT_SECRET_KEY=${'ab'.repeat(32)}`);
+
+    // And the gateway, which holds the key, asks for it.
+    const url = /\] ready at (http:\/\/127\.0\.0\.1:\d+):/.exec(output.join('\n'))![1]!;
+    expect((await fetch(`${url}/api/v1/sessions`)).status).toBe(401);
+    expect((await fetch(`${url}/api/v1/sessions`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
+
+    process.kill(proc.pid!, 'SIGTERM');
+    await exited;
   }, 120_000);
 
   it('stops everything when SIGTERM reaches only the shell npm runs it in, which dies without passing it on', async () => {
