@@ -1,4 +1,4 @@
-import { McpConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StoreConfig, TenancyConfig, ToolsConfig } from '#core/config/settings.js';
+import { McpConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
@@ -17,10 +17,28 @@ export interface GatewaySettings {
   tenancy: TenancyConfig;
   /** Whether `/metrics` is served, and the token a scrape needs. */
   metrics: MetricsConfig;
+  /** Runs one tenant may have queued or running at once unless it has its own max_concurrent_runs; 0: no limit. See {@link tenantRunLimit}. */
+  tenantRunLimit: number;
   version: string;
 }
 
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
-  const classes = { server: ServerConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig };
-  return { ...loadConfigs(classes, env, argv), version };
+  // WorkerConfig only for the slots of one worker, which size a tenant's default share.
+  const classes = { server: ServerConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, worker: WorkerConfig };
+  const { worker, ...settings } = loadConfigs(classes, env, argv);
+  return { ...settings, tenantRunLimit: tenantRunLimit(settings.server, settings.tenancy, worker.concurrency), version };
+}
+
+/**
+ * Runs one tenant may have queued or running at once when it has no max_concurrent_runs of its
+ * own: DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT when set (0: no limit). Unset, one tenant has
+ * nobody to be fair to: no limit. In multi-tenant mode, half the slots of one worker
+ * (DATAAGENT_WORKER_CONCURRENCY), at least 1. A gateway cannot know how many workers run, but
+ * there is at least one: whatever one tenant floods the queue with, the others find at least
+ * half of even the smallest deployment free, rather than waiting behind the flood.
+ * @param workerSlots DATAAGENT_WORKER_CONCURRENCY as the gateway sees it.
+ */
+export function tenantRunLimit(server: ServerConfig, tenancy: TenancyConfig, workerSlots: number): number {
+  if (server.maxConcurrentRunsPerTenant !== undefined) return server.maxConcurrentRunsPerTenant;
+  return tenancy.multiTenant ? Math.max(1, Math.floor(workerSlots / 2)) : 0;
 }

@@ -92,7 +92,7 @@ function gatewayMetrics(queue: RunQueue, store: ConversationStore): Metrics {
 
 /** Tenants' limits on this gateway: their own in multi-tenant mode, the environment's otherwise. */
 function gatewayTenants(settings: GatewaySettings, store: ConversationStore): TenantDirectory {
-  const { server, mcp, tenancy } = settings;
+  const { server, mcp, tenancy, tenantRunLimit } = settings;
   return new TenantDirectory(
     tenancy.multiTenant ? store.tenants : null,
     {
@@ -101,7 +101,7 @@ function gatewayTenants(settings: GatewaySettings, store: ConversationStore): Te
       maxMcpServers: mcp.maxServersPerUser,
       // Workspaces are the workers' business; the gateway never checks this one.
       workspaceQuotaBytes: 0,
-      maxConcurrentRuns: server.maxConcurrentRunsPerTenant,
+      maxConcurrentRuns: tenantRunLimit,
       requestsPerMinute: server.requestsPerMinute,
     },
     { cacheMs: tenancy.tenantCacheSeconds * 1000 },

@@ -29,9 +29,13 @@ export class ServerConfig {
   @Env('DATAAGENT_REQUESTS_PER_MINUTE', 'int') @IsInt() @Min(0)
   requestsPerMinute = 0;
 
-  /** Runs of one tenant queued or running at once; another gets 429 `tenant_run_limit` instead of queueing ahead of other tenants. 0: no limit. */
-  @Env('DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT', 'int') @IsInt() @Min(0)
-  maxConcurrentRunsPerTenant = 0;
+  /**
+   * Runs of one tenant queued or running at once; another gets 429 `tenant_run_limit` instead of
+   * queueing ahead of other tenants. 0: no limit. Unset: no limit with one tenant; in multi-tenant
+   * mode half of DATAAGENT_WORKER_CONCURRENCY (the gateway's `tenantRunLimit`).
+   */
+  @Env('DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT', 'int') @IsOptional() @IsInt() @Min(0)
+  maxConcurrentRunsPerTenant?: number;
 
   /** Sessions one user may keep (429 `session_limit` for another); 0: no limit. */
   @Env('DATAAGENT_MAX_SESSIONS_PER_USER', 'int') @IsInt() @Min(0)
