@@ -1,3 +1,6 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
@@ -41,13 +44,23 @@ describe('per-user MCP servers API', () => {
   };
   const servers = (user: string, key: string) => call('GET', `/users/${user}/mcp-servers`, key);
 
+  /** The stdio programs the operator allows, on disk (the allowlist matches real paths): never run here. */
+  let tools: string;
+
   beforeAll(async () => {
+    tools = mkdtempSync(join(tmpdir(), 'da-mcp-api-'));
+    for (const dir of ['bin', 'mcp']) mkdirSync(join(tools, dir));
+    for (const file of ['bin/mcp-server-everything', 'mcp/weather']) {
+      writeFileSync(join(tools, file), '#!/bin/sh\n');
+      chmodSync(join(tools, file), 0o755);
+    }
     system = await TestSystem.start({
       workers: 0,
       env: {
         DATAAGENT_API_KEYS: `${ALICE}:acme:alice,${BOB}:acme:bob,${ACME_ADMIN}:acme:carol:admin,${GLOBEX_ADMIN}:globex:dave:admin`,
         DATAAGENT_MCP_MAX_SERVERS_PER_USER: '3',
-        DATAAGENT_MCP_STDIO_ALLOW: 'mcp-server-everything,/opt/mcp/*',
+        DATAAGENT_MCP_STDIO_ALLOW: `mcp-server-everything env=API_KEY,${tools}/mcp/*`,
+        PATH: `${tools}/bin:${process.env.PATH}`,
         DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1',
         DATAAGENT_LOG_LEVEL: 'debug',
       },
@@ -63,6 +76,7 @@ describe('per-user MCP servers API', () => {
   afterAll(async () => {
     redis?.disconnect();
     await system?.stop();
+    if (tools) rmSync(tools, { recursive: true, force: true });
   });
 
   afterEach(async () => {
@@ -174,7 +188,7 @@ describe('per-user MCP servers API', () => {
 
     const everything = await call('POST', '/users/alice/mcp-servers', ALICE, { name: 'everything', command: 'mcp-server-everything', args: ['stdio'], env: { API_KEY: SECRETS[2] } });
     expect(everything).toMatchObject({ status: 201, body: { name: 'everything', transport: 'stdio', command: 'mcp-server-everything', args: ['stdio'], env: { API_KEY: '***' } } });
-    expect((await call('POST', '/users/alice/mcp-servers', ALICE, { name: 'weather', command: '/opt/mcp/weather' })).status).toBe(201);
+    expect((await call('POST', '/users/alice/mcp-servers', ALICE, { name: 'weather', command: join(tools, 'mcp', 'weather') })).status).toBe(201);
     expect((await servers('alice', ALICE)).body.servers.map((s: { name: string }) => s.name)).toEqual(['everything', 'weather']);
   });
 

@@ -42,7 +42,10 @@ describe("users' own MCP servers", () => {
     system = await TestSystem.start({
       env: {
         DATAAGENT_MCP_CONFIG: file,
-        DATAAGENT_MCP_STDIO_ALLOW: process.execPath,
+        // node runs whatever its arguments say: the operator pins each server's whole command line.
+        DATAAGENT_MCP_STDIO_ALLOW: JSON.stringify(
+          [['alice', 'slow'], ['bob', 'hang'], ['bob', 'slow'], ['alice-shared', 'slow']].map(([user, mode]) => ({ command: process.execPath, args: mine(user!, mode!).args })),
+        ),
         DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${shared.port}`,
       },
     });

@@ -27,7 +27,7 @@
  * servers do: only a signal ends them. With --ignore-sigterm only SIGKILL does.
  *
  * --record FILE appends one JSON line per thing a test wants to count or wait for:
- *   {"event":"start","mode","pid","ppid","pgid"}   the process started
+ *   {"event":"start","mode","pid","ppid","pgid","env"}   the process started (`env`: its variables' names)
  *   {"event":"connect","pid"}                      a client finished the handshake (stdio)
  *   {"event":"http","method","rpc","session"}      an HTTP request, `rpc` its JSON-RPC method
  *   {"event":"call","tool","request_id","pid"}     a tool call began
@@ -233,7 +233,7 @@ async function serveHttp() {
   process.stdout.write(`${JSON.stringify({ listening: httpServer.address().port })}\n`);
 }
 
-record({ event: 'start', mode, pid: process.pid, ppid: process.ppid, pgid: processGroup() });
+record({ event: 'start', mode, pid: process.pid, ppid: process.ppid, pgid: processGroup(), env: Object.keys(process.env).sort() });
 if (mode === 'wrapper') runWrapper();
 else if (mode === 'http' || mode === 'http-401') await serveHttp();
 else if (FAULTS[mode]) await serveStdio();

@@ -16,6 +16,8 @@ export interface FaultEntry {
   ppid?: number;
   pgid?: number;
   mode?: string;
+  /** start: the names of the process's environment variables. */
+  env?: string[];
   method?: string;
   rpc?: string;
   tool?: string;

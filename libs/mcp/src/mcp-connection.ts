@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
+import { stdioEnvironment } from '#core/mcp/stdio-environment.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
 import { StdioGroupTransport } from './stdio-group-transport.js';
 
@@ -276,7 +277,7 @@ export class McpConnection {
 
   private createTransport(): Transport {
     const { config } = this;
-    if (config.transport === 'stdio') return new StdioGroupTransport({ command: config.command!, args: config.args, env: config.env, cwd: config.cwd });
+    if (config.transport === 'stdio') return new StdioGroupTransport({ command: config.command!, args: config.args, env: stdioEnvironment(config), cwd: config.cwd });
     const requestInit: RequestInit = config.headers ? { headers: config.headers } : {};
     const url = new URL(config.url!);
     return config.transport === 'sse'

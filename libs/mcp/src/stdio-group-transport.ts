@@ -1,6 +1,5 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -8,7 +7,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 export interface StdioGroupOptions {
   command: string;
   args?: string[];
-  /** Added to the few variables a server inherits (PATH, HOME, ...): never the worker's secrets. */
+  /** The child's whole environment (`stdioEnvironment`): it inherits nothing from this process. */
   env?: Record<string, string>;
   cwd?: string;
   /** How long the group gets after SIGTERM before SIGKILL. Default 2 s. */
@@ -49,7 +48,7 @@ export class StdioGroupTransport implements Transport {
   async start(): Promise<void> {
     const { command, args = [], env = {}, cwd } = this.options;
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(command, args, { env: { ...getDefaultEnvironment(), ...env }, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true });
+      const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true });
       this.child = child;
       this.exited = new Promise((done) => child.once('exit', () => done()));
       child.once('error', (err) => {

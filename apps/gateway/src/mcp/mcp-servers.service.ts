@@ -4,6 +4,7 @@ import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
 import { MCP_NAME_PATTERN } from '#core/mcp/mcp-config.js';
 import { SecretKeyRequiredError, type McpServerOwner } from '#core/mcp/mcp-secrets.js';
 import { McpServerExistsError, McpServerLimitError, type UserMcpServer } from '#core/mcp/mcp-server-store.js';
+import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { checkUserMcpServer, type UserServerPolicy } from '#core/mcp/user-server-policy.js';
 import { isAdmin, type Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
@@ -36,7 +37,7 @@ export class McpServersService {
     private readonly releases: McpReleases,
     private readonly quotas: Quotas,
   ) {
-    this.policy = { stdioAllow: settings.mcp.stdioAllow, outbound: { allowlist: toAllowRules(settings.tools.outboundAllowlist) } };
+    this.policy = { stdioAllow: parseStdioAllowlist(settings.mcp.stdioAllow), outbound: { allowlist: toAllowRules(settings.tools.outboundAllowlist) } };
   }
 
   /**

@@ -8,6 +8,7 @@ import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.j
 import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
 import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/mcp/tool-bindings.js';
 import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-audit.js';
+import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/session/caller.js';
 import type { McpConnection } from '#mcp/mcp-connection.js';
@@ -68,6 +69,7 @@ export interface McpRuntimeOptions {
  */
 export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, classifierModel, onAudit, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
+  const stdioAllow = parseStdioAllowlist(userMcp.stdioAllow);
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
     const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
     redis
@@ -113,10 +115,11 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     const servers: McpServerConfig[] = [];
     for (const server of await store.list(caller.tenantId, caller.userId)) {
       // Not connected, and the status says why: secrets this worker cannot open, or a stdio
-      // command the operator no longer allows users.
+      // command (or env name) the operator does not allow users here, judged by this worker's
+      // own files and PATH.
       const refusal = server.unreadableSecrets
         ? `its secret values (${server.unreadableSecrets.join(', ')}) cannot be decrypted with this worker's DATAAGENT_SECRET_KEY; set them again`
-        : stdioRefusal(server.config, userMcp.stdioAllow)?.reason;
+        : (await stdioRefusal(server.config, stdioAllow))?.reason;
       if (refusal === undefined) {
         servers.push(server.config);
         continue;

@@ -4,6 +4,7 @@ import { DEFAULT_WORKSPACE_QUOTA_BYTES, DEFAULT_WORKSPACE_ROOT } from '../worksp
 import { IsApiKeyList } from './api-key-spec.js';
 import { IsAssistantModels, IsModelName, type ModelProvider } from './model-names.js';
 import { Env } from './env.js';
+import { IsStdioAllowlist } from './mcp-stdio-allow.js';
 import { IsOutboundAllowlist } from './outbound-allowlist.js';
 import { IsSecretKey } from './secret-key.js';
 
@@ -347,9 +348,13 @@ export class McpConfig {
   @Env('DATAAGENT_MCP_MAX_SERVERS_PER_USER', 'int') @IsInt() @Min(1) @Max(100)
   maxServersPerUser = 5;
 
-  /** stdio commands a user may register: exact commands, or `prefix*`. Empty: users register remote servers only. */
-  @Env('DATAAGENT_MCP_STDIO_ALLOW', 'list') @IsString({ each: true })
-  stdioAllow: string[] = [];
+  /**
+   * stdio commands a user may register, as written (parse with `parseStdioAllowlist`): programs
+   * and folders matched by real path, launchers only with pinned arguments, and the env names
+   * each may set. Empty: users register remote servers only.
+   */
+  @Env('DATAAGENT_MCP_STDIO_ALLOW') @IsStdioAllowlist()
+  stdioAllow = '';
 }
 
 /** Prometheus metrics: `/metrics` on each gateway, a small port of its own on each worker. */

@@ -1,4 +1,4 @@
-import { isStdioCommandAllowed, maskSecrets, parseMcpConfigFile, parseMcpServer } from './mcp-config.js';
+import { maskSecrets, parseMcpConfigFile, parseMcpServer } from './mcp-config.js';
 
 describe('MCP server configuration', () => {
   it("reads the seed's servers list and the mcpServers map of other MCP clients alike", () => {
@@ -48,11 +48,7 @@ describe('MCP server configuration', () => {
     expect(fields({ a: { timeout_ms: 1, idempotent: 'yes', retries: 3 }, b: 'x' })).toEqual(['tools.a.retries', 'tools.a.timeout_ms', 'tools.a.idempotent', 'tools.b']);
   });
 
-  it('masks secret values and allowlists stdio commands exactly or by prefix', () => {
+  it('masks secret values', () => {
     expect(maskSecrets({ name: 'a', transport: 'streamable-http', url: 'https://x.example/', headers: { Authorization: 'Bearer s3cret' } }).headers).toEqual({ Authorization: '***' });
-    expect(isStdioCommandAllowed('/opt/mcp/bin/files', ['/opt/mcp/bin/*'])).toBe(true);
-    expect(isStdioCommandAllowed('uvx', ['uvx'])).toBe(true);
-    expect(isStdioCommandAllowed('uvx2', ['uvx'])).toBe(false);
-    expect(isStdioCommandAllowed('bash', [])).toBe(false);
   });
 });

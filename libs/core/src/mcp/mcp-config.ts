@@ -216,14 +216,6 @@ export function maskSecrets(server: McpServerConfig): McpServerConfig {
   return { ...server, ...(server.env ? { env: mask(server.env) } : {}), ...(server.headers ? { headers: mask(server.headers) } : {}) };
 }
 
-/**
- * Whether a user may run this stdio command: only when the operator allowlisted it
- * (DATAAGENT_MCP_STDIO_ALLOW: exact commands, or a `prefix*`).
- */
-export function isStdioCommandAllowed(command: string, allowlist: readonly string[]): boolean {
-  return allowlist.some((entry) => (entry.endsWith('*') ? command.startsWith(entry.slice(0, -1)) : command === entry));
-}
-
 function stringMap(value: unknown, field: string, fail: (field: string, message: string) => void): Record<string, string> | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value) || Object.keys(value).length > MAX_MAP_ENTRIES) {

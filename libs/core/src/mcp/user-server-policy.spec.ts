@@ -1,4 +1,8 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Resolver } from '../tools/builtin/net/outbound-guard.js';
+import { parseStdioAllowlist } from './stdio-allowlist.js';
 import { checkMcpServerUrl, checkUserMcpServer, type UserServerPolicy } from './user-server-policy.js';
 
 /** DNS answers from a table: no lookup, and nothing is ever connected to. */
@@ -23,7 +27,22 @@ const dns = fakeResolver({
   'mcp.internal': ['10.9.9.9'],
   localhost: ['127.0.0.1', '::1'],
 });
-const policy = (allowlist: string[] = [], stdioAllow: string[] = []): UserServerPolicy => ({ stdioAllow, outbound: { allowlist, resolver: dns } });
+const policy = (allowlist: string[] = []): UserServerPolicy => ({ stdioAllow: [], outbound: { allowlist, resolver: dns } });
+
+/** Programs on disk for the stdio checks: mcp-files on the PATH, a folder with a server, a shell beside it. */
+const tools = (() => {
+  const root = mkdtempSync(join(tmpdir(), 'da-user-policy-'));
+  const bin = join(root, 'bin');
+  const folder = join(root, 'mcp');
+  for (const dir of [bin, folder]) mkdirSync(dir);
+  for (const file of [join(bin, 'mcp-files'), join(folder, 'weather'), join(root, 'sh')]) {
+    writeFileSync(file, '#!/bin/sh\n');
+    chmodSync(file, 0o755);
+  }
+  return { root, bin, folder, sh: join(root, 'sh') };
+})();
+afterAll(() => rmSync(tools.root, { recursive: true, force: true }));
+const stdioPolicy = (allow: string): UserServerPolicy => ({ ...policy(), stdioAllow: parseStdioAllowlist(allow), host: { PATH: tools.bin } });
 
 describe('checkMcpServerUrl', () => {
   it.each([
@@ -98,18 +117,21 @@ describe('checkUserMcpServer', () => {
   it('refuses a stdio command the operator did not allowlist with a 403 that says why', async () => {
     const none = await checkUserMcpServer({ name: 'files', command: 'mcp-files' }, policy());
     expect(none).toEqual({ ok: false, status: 403, field: 'command', reason: expect.stringContaining('DATAAGENT_MCP_STDIO_ALLOW is empty') });
-    const other = await checkUserMcpServer({ name: 'shell', command: '/bin/sh', args: ['-c', 'id'] }, policy([], ['mcp-files', '/opt/mcp/*']));
-    expect(other).toEqual({ ok: false, status: 403, field: 'command', reason: expect.stringContaining('"/bin/sh" is not on the operator\'s allowlist') });
-    expect(await checkUserMcpServer({ name: 'files', command: 'mcp-files', env: { TOKEN: 't' } }, policy([], ['mcp-files', '/opt/mcp/*']))).toMatchObject({ ok: true });
-    expect(await checkUserMcpServer({ name: 'weather', command: '/opt/mcp/weather' }, policy([], ['mcp-files', '/opt/mcp/*']))).toMatchObject({ ok: true });
+    const allow = stdioPolicy(`mcp-files env=TOKEN,${tools.folder}/*`);
+    const other = await checkUserMcpServer({ name: 'shell', command: tools.sh, args: ['-c', 'id'] }, allow);
+    expect(other).toEqual({ ok: false, status: 403, field: 'command', reason: expect.stringContaining(`"${tools.sh}" is not on the operator's allowlist`) });
+    expect(await checkUserMcpServer({ name: 'files', command: 'mcp-files', env: { TOKEN: 't' } }, allow)).toMatchObject({ ok: true });
+    expect(await checkUserMcpServer({ name: 'weather', command: `${tools.folder}/weather` }, allow)).toMatchObject({ ok: true });
+    expect(await checkUserMcpServer({ name: 'weather', command: `${tools.folder}/../sh` }, allow)).toMatchObject({ ok: false, status: 403, field: 'command' });
+    expect(await checkUserMcpServer({ name: 'ghost', command: 'mcp-nowhere' }, allow)).toEqual({ ok: false, status: 403, field: 'command', reason: expect.stringContaining('"mcp-nowhere" is not found on the workers\' PATH') });
   });
 
-  it('refuses an allowlisted command with a folder or an environment that changes what runs', async () => {
-    const allow = policy([], ['npx']);
-    expect(await checkUserMcpServer({ name: 'x', command: 'npx', cwd: '/tmp' }, allow)).toMatchObject({ ok: false, status: 403, field: 'cwd' });
-    for (const name of ['PATH', 'LD_PRELOAD', 'NODE_OPTIONS', 'DYLD_INSERT_LIBRARIES', 'PYTHONPATH', 'npm_config_registry']) {
-      expect(await checkUserMcpServer({ name: 'x', command: 'npx', env: { [name]: '/home/me' } }, allow)).toMatchObject({ ok: false, status: 403, field: `env.${name}` });
+  it('refuses an allowlisted command with a folder, or with an environment variable the operator did not list for it', async () => {
+    const allow = stdioPolicy('mcp-files env=GITHUB_TOKEN');
+    expect(await checkUserMcpServer({ name: 'x', command: 'mcp-files', cwd: '/tmp' }, allow)).toMatchObject({ ok: false, status: 403, field: 'cwd' });
+    for (const name of ['PATH', 'HOME', 'LD_PRELOAD', 'NODE_OPTIONS', 'PYTHONWARNINGS', 'BASH_FUNC_x%%', 'GIT_SSH_COMMAND', 'MY_PATH']) {
+      expect(await checkUserMcpServer({ name: 'x', command: 'mcp-files', env: { [name]: '/home/me' } }, allow)).toMatchObject({ ok: false, status: 403, field: `env.${name}` });
     }
-    expect(await checkUserMcpServer({ name: 'x', command: 'npx', env: { GITHUB_TOKEN: 't', MY_PATH: '/x' } }, allow)).toMatchObject({ ok: true });
+    expect(await checkUserMcpServer({ name: 'x', command: 'mcp-files', env: { GITHUB_TOKEN: 't' } }, allow)).toMatchObject({ ok: true });
   });
 });

@@ -1,12 +1,16 @@
 import { checkOutboundUrl, type OutboundPolicy } from '../tools/builtin/net/outbound-guard.js';
-import { isStdioCommandAllowed, parseMcpServer, type FieldError, type McpServerConfig } from './mcp-config.js';
+import { parseMcpServer, type FieldError, type McpServerConfig } from './mcp-config.js';
+import { matchStdioServer, type StdioAllowEntry } from './stdio-allowlist.js';
+import { stdioPath } from './stdio-environment.js';
 
 /** What the operator lets users register. */
 export interface UserServerPolicy {
-  /** DATAAGENT_MCP_STDIO_ALLOW: the stdio commands users may run. */
-  stdioAllow: readonly string[];
+  /** DATAAGENT_MCP_STDIO_ALLOW, parsed: the stdio commands users may run, and the env names each may set. */
+  stdioAllow: readonly StdioAllowEntry[];
   /** http_request's outbound policy (DATAAGENT_OUTBOUND_ALLOWLIST; tests inject a resolver). */
   outbound: OutboundPolicy;
+  /** The environment stdio servers take their PATH from (this process's; tests inject one). */
+  host?: NodeJS.ProcessEnv;
 }
 
 export type UserServerCheck =
@@ -15,12 +19,6 @@ export type UserServerCheck =
   | { ok: false; status: 422; errors: FieldError[] }
   /** Valid, but users may not run it: 403. */
   | { ok: false; status: 403; field: string; reason: string };
-
-/**
- * Environment variables that change which program an allowlisted command really runs (the
- * search path, preloaded libraries, interpreter options): a user's stdio server may not set them.
- */
-const PROGRAM_CHANGING_ENV = /^(PATH|LD_\w*|DYLD_\w*|NODE_OPTIONS|NODE_PATH|PYTHON(PATH|HOME|STARTUP)|BASH_ENV|ENV|PERL5(OPT|LIB)|RUBY(OPT|LIB)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|HOME|NPM_CONFIG_\w*)$/i;
 
 /**
  * Checks a server a user registers through the API: a valid config whose name matches the
@@ -35,7 +33,7 @@ export async function checkUserMcpServer(raw: unknown, policy: UserServerPolicy,
   }
   if (!server || errors.length > 0) return { ok: false, status: 422, errors };
 
-  const refusal = stdioRefusal(server, policy.stdioAllow);
+  const refusal = await stdioRefusal(server, policy.stdioAllow, policy.host);
   if (refusal) return { ok: false, status: 403, ...refusal };
   if (server.transport === 'stdio') return { ok: true, server };
 
@@ -44,24 +42,25 @@ export async function checkUserMcpServer(raw: unknown, policy: UserServerPolicy,
 }
 
 /**
- * Why users may not run this stdio server (a command not allowlisted, a chosen folder, an
- * environment variable that changes which program runs), or null. Remote servers: always null.
- * Workers ask again before connecting, so narrowing DATAAGENT_MCP_STDIO_ALLOW stops servers
- * registered before.
+ * Why users may not run this stdio server, or null: a command that is not on the operator's
+ * allowlist by its real path, a launcher without the arguments the operator pinned, a chosen
+ * folder, or an environment variable the operator does not let users set for that command.
+ * Remote servers: always null. Workers ask again before connecting, so narrowing
+ * DATAAGENT_MCP_STDIO_ALLOW stops servers registered before.
+ * @param host the environment whose PATH the server will run with (and its command is looked up in).
  */
-export function stdioRefusal(server: McpServerConfig, stdioAllow: readonly string[]): { field: string; reason: string } | null {
+export async function stdioRefusal(server: McpServerConfig, stdioAllow: readonly StdioAllowEntry[], host: NodeJS.ProcessEnv = process.env): Promise<{ field: string; reason: string } | null> {
   if (server.transport !== 'stdio') return null;
-  const command = server.command!;
-  if (!isStdioCommandAllowed(command, stdioAllow)) {
-    const reason =
-      stdioAllow.length === 0
-        ? 'A stdio server runs a command on the workers, and the operator allows no command for users (DATAAGENT_MCP_STDIO_ALLOW is empty): register a remote server (sse or streamable-http) instead'
-        : `A stdio server runs a command on the workers, and "${command}" is not on the operator's allowlist (DATAAGENT_MCP_STDIO_ALLOW)`;
-    return { field: 'command', reason };
+  if (stdioAllow.length === 0) {
+    return {
+      field: 'command',
+      reason: 'A stdio server runs a command on the workers, and the operator allows no command for users (DATAAGENT_MCP_STDIO_ALLOW is empty): register a remote server (sse or streamable-http) instead',
+    };
   }
+  const match = await matchStdioServer(server, stdioAllow, stdioPath(host));
+  if (!match.ok) return { field: match.field, reason: match.reason };
   if (server.cwd !== undefined) return { field: 'cwd', reason: "Only the operator's configuration may choose the folder a stdio server runs in" };
-  const risky = Object.keys(server.env ?? {}).find((name) => PROGRAM_CHANGING_ENV.test(name));
-  return risky ? { field: `env.${risky}`, reason: `env.${risky} changes which program runs, so a user's stdio server may not set it` } : null;
+  return null;
 }
 
 /**
