@@ -80,6 +80,23 @@ export async function ensureServerPackages({ log = (line) => process.stderr.writ
 }
 
 /**
+ * Installs bubblewrap (the sandbox of users' shell commands, skill scripts and stdio MCP servers)
+ * and passt (a network of their own for the servers an operator grants one) when missing.
+ *
+ * @param {{ log?: (line: string) => void }} [options] Where progress goes (stderr by default).
+ * @throws {Error} When the packages cannot be installed (with the command that failed).
+ */
+export function ensureSandboxPackages({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const missing = [];
+  if (!findExecutable('bwrap')) missing.push('bubblewrap');
+  if (!findExecutable('pasta')) missing.push('passt');
+  if (missing.length === 0) return;
+  aptInstall(missing, missing, log);
+  if (!findExecutable('bwrap')) throw new Error('apt-get finished but bwrap is still not on PATH.');
+  log('[local-services] sandbox packages installed');
+}
+
+/**
  * Installs Debian packages with apt-get, without recommends. Runs `apt-get update` and retries
  * once when the first install fails (a fresh machine's package lists may be empty or stale).
  * Uses sudo unless root.

@@ -213,6 +213,14 @@ async function supervise() {
     const needRedis = !given('DATAAGENT_REDIS_URL');
     const needMysql = !given('DATAAGENT_MYSQL_HOST');
     if (needRedis || needMysql) await services.ensureServerPackages();
+    // The worker runs users' commands in bubblewrap where it can; without it, it says so and goes on unconfined.
+    if (given('DATAAGENT_SANDBOX') !== 'none') {
+      try {
+        services.ensureSandboxPackages();
+      } catch (err) {
+        complain(`the sandbox could not be installed (${err.message}); the worker will say what it runs without it`);
+      }
+    }
     const redis = needRedis ? startService('redis', () => services.startRedis({ dir: path.join(DATA_DIR, 'redis'), persist: true })) : undefined;
     const mariadb = needMysql
       ? startService('mariadb', async () =>

@@ -48,6 +48,8 @@ describe('MCP servers that fail', () => {
     );
     system = await TestSystem.start({
       env: {
+        // These faults are about the connection, and the test reads the servers' host pids and record files, which a sandbox hides (its own PID namespace, no folder but the workspace); test/sandbox-red-team.test.ts covers sandboxed servers.
+        DATAAGENT_SANDBOX: 'none',
         DATAAGENT_MCP_CONFIG: file,
         DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${dropPort},127.0.0.1:${authPort}`,
         // A call that waits for a lost stream would show as a 10 s timeout instead of an error.

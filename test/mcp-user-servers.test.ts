@@ -41,6 +41,8 @@ describe("users' own MCP servers", () => {
     writeFileSync(file, JSON.stringify({ servers: [{ name: 'shared', transport: 'streamable-http', url: shared.url }] }));
     system = await TestSystem.start({
       env: {
+        // The test tells users' servers apart by their host pids, which a sandbox hides (its own PID namespace); test/sandbox-red-team.test.ts covers sandboxed servers.
+        DATAAGENT_SANDBOX: 'none',
         DATAAGENT_MCP_CONFIG: file,
         // node runs whatever its arguments say: the operator pins each server's whole command line.
         DATAAGENT_MCP_STDIO_ALLOW: JSON.stringify(

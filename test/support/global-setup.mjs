@@ -8,12 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { aptInstall, ensureServerPackages, findExecutable, startMariadb, startRedis } from '../../scripts/local-services.mjs';
+import { aptInstall, ensureSandboxPackages, ensureServerPackages, findExecutable, startMariadb, startRedis } from '../../scripts/local-services.mjs';
 
 export const HANDLES_KEY = '__dataagentLocalServices';
 
 export default async function globalSetup() {
   await ensureServerPackages();
+  // The worker sandboxes users' processes in bubblewrap; the red-team tests need it.
+  ensureSandboxPackages();
   process.env.DATAAGENT_TEST_CHROMIUM = ensureChromium();
   ensureTmux();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-test-'));

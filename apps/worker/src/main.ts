@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { ConfigError } from '#core/config/env.js';
+import { chooseSandbox } from '#core/sandbox/sandbox-setup.js';
 import { startTracing } from '#telemetry/tracing.js';
 import { serveHealth } from './health/health-server.js';
 import { loadWorkerSettings } from './infra/worker-config.js';
@@ -24,9 +25,23 @@ async function main(): Promise<void> {
   const logger = pino({ level: settings.worker.logLevel, base: { service: 'worker', worker_id: settings.worker.workerId } });
   // A Redis error reply nobody awaited (OOM, READONLY) must not end every run on this worker.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+  // Checked before anything starts: a worker that would run users' processes unconfined says so now.
+  const sandbox = await chooseSandbox(settings.sandbox);
+  if (sandbox.sandbox.kind === 'none') {
+    if (settings.tenancy.multiTenant && settings.tools.shellEnabled) {
+      console.error(`DATAAGENT_SHELL_ENABLED=true in multi-tenant mode needs the sandbox, and this worker has none: ${sandbox.reason}`);
+      process.exit(2);
+    }
+    logger.warn(
+      { reason: sandbox.reason },
+      settings.tenancy.multiTenant
+        ? "no sandbox: users' stdio MCP servers and skill scripts are refused in multi-tenant mode"
+        : 'no sandbox: shell commands, skill scripts and stdio MCP servers run as the worker\'s own OS user and can read what it can',
+    );
+  }
   // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
   const stopTracing = await startTracing('dataagent-worker');
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger, stopTracing), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings, logger, stopTracing, sandbox), { logger: ['error', 'warn'] });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   if (settings.worker.healthPort !== undefined) {
     const processor = app.get(RunProcessor);

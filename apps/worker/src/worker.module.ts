@@ -16,6 +16,9 @@ import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { RunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
+import { NoSandbox } from '#core/sandbox/sandbox.js';
+import type { SandboxChoice } from '#core/sandbox/sandbox-setup.js';
+import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { memoryToolProvider } from '#core/memory/agent-memory-middleware.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { importDiskMemories } from './memory/import-disk-memories.js';
@@ -46,7 +49,7 @@ export class WorkerModule implements OnApplicationShutdown {
   ) {}
 
   /** @param stopTracing Flushes and stops the trace exporter; null when tracing is off. */
-  static forRoot(settings: WorkerSettings, logger: Logger, stopTracing: (() => Promise<void>) | null = null): DynamicModule {
+  static forRoot(settings: WorkerSettings, logger: Logger, stopTracing: (() => Promise<void>) | null = null, sandbox: SandboxChoice = { sandbox: new NoSandbox(), reason: 'not chosen' }): DynamicModule {
     const traces = new RunTraces(stopTracing !== null);
     // Recorded whether or not they are served (DATAAGENT_METRICS_ENABLED): recording costs a counter's add.
     const metrics = new Metrics();
@@ -98,9 +101,10 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: RunLedger, inject: [REDIS], useFactory: (redis: Redis) => new RunLedger(redis, 24 * 3600) },
         {
           provide: MCP,
-          inject: [REDIS, STORE],
-          useFactory: (redis: Redis, store: ConversationStore) =>
+          inject: [REDIS, STORE, WorkspaceRegistry],
+          useFactory: (redis: Redis, store: ConversationStore, workspaces: WorkspaceRegistry) =>
             createMcpRuntime({
+              sandbox: { ...sandbox, workspaceFor: (caller) => workspaces.forCaller(caller), multiTenant: settings.tenancy.multiTenant },
               config: settings.mcp,
               userMcp: settings.userMcp,
               outboundAllowlist: settings.tools.outboundAllowlist,
@@ -123,8 +127,19 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => workerTenants(settings, store) },
         {
+          // One per worker: a user's runs, MCP servers and sandboxed commands share its usage and write lock.
+          provide: WorkspaceRegistry,
+          inject: [TENANTS],
+          useFactory: (tenants: TenantDirectory) =>
+            new WorkspaceRegistry(
+              { rootTemplate: settings.workspace.rootTemplate, quotaBytes: settings.workspace.quotaBytes },
+              (tenantId) => tenants.peek(tenantId).limits.workspaceQuotaBytes,
+              sandbox.ownerFor,
+            ),
+        },
+        {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP, TENANTS, REDIS, RunLifecycle],
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP, TENANTS, REDIS, RunLifecycle, WorkspaceRegistry],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -137,11 +152,12 @@ export class WorkerModule implements OnApplicationShutdown {
             tenants: TenantDirectory,
             redis: Redis,
             lifecycle: RunLifecycle,
+            workspaces: WorkspaceRegistry,
           ) => {
             // An in-process store forgets at exit: notes stay on disk until a database keeps them.
             if (settings.store.sessionStore === 'mysql') await importDiskMemories(settings.storage.storageRoot, store.memories, logger);
             // A run reads its tenant's settings as it starts, so the quota is known by its first write.
-            const agents = await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg), (tenantId) => tenants.peek(tenantId).limits.workspaceQuotaBytes);
+            const agents = await buildAgentFactory(settings, approvalPolicy(settings.worker.hitlTools), (msg) => logger.warn({ skills_dir: settings.storage.skillsDir }, msg), { workspaces, sandbox });
             // GET /agents shows these: the gateway holds no LLM setting of its own.
             await new AssistantModels(redis, settings.redis.queueName).announce(new Map(agents.list().map((agent) => [agent.id, agent.model.id])));
             return new RunRunner({

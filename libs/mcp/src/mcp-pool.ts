@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
-import { McpConnection, McpUnavailableError, type ListLimits } from './mcp-connection.js';
+import { McpConnection, McpUnavailableError, type ListLimits, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
 
 /** Whose connection: one shared by everyone on this worker (a global server), or one user's. */
 export type PoolScope = { kind: 'global' } | { kind: 'user'; tenantId: string; userId: string };
@@ -24,10 +24,14 @@ export interface McpPoolOptions {
   /** Failed connection attempts per minute to one server, however many users and runs want it, before it rests. */
   attemptsPerMinute: number;
   listLimits?: ListLimits;
-  /** The outbound address policy for remote servers (see McpConnectionOptions.checkUrl). */
-  checkUrl?: (url: string) => Promise<string | null>;
+  /** The outbound address policy for remote servers, whose connections it pins (see McpConnectionOptions.checkUrl). */
+  checkUrl?: (url: string) => Promise<UrlCheck>;
+  /** Most bytes of one message from a server (DATAAGENT_MCP_MAX_MESSAGE_BYTES); default 4 MiB. */
+  maxMessageBytes?: number;
   /** Told whenever a connection's status or catalog changes. */
   onStatus?: (scope: PoolScope, connection: McpConnection) => void;
+  /** Starts a user's stdio server in that user's sandbox; absent: stdio servers are spawned as they are. */
+  launchStdio?: (scope: Extract<PoolScope, { kind: 'user' }>, config: McpServerConfig) => McpConnectionOptions['launchStdio'];
   now?: () => number;
 }
 
@@ -130,7 +134,9 @@ export class McpPool {
         connectTimeoutMs: this.options.connectTimeoutMs,
         listLimits: this.options.listLimits,
         checkUrl: this.options.checkUrl,
+        maxMessageBytes: this.options.maxMessageBytes,
         onChange: (connection) => this.options.onStatus?.(created.scope, connection),
+        ...(scope.kind === 'user' && this.options.launchStdio ? { launchStdio: this.options.launchStdio(scope, config) } : {}),
       });
       this.entries.set(key, entry);
     }

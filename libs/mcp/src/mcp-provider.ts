@@ -12,7 +12,7 @@ import { mcpTools } from './mcp-tools.js';
 
 export interface McpProviderOptions {
   pool: McpPool;
-  /** The operator's servers (DATAAGENT_MCP_CONFIG): one connection per worker, shared by everyone. */
+  /** The operator's servers (DATAAGENT_MCP_CONFIG): one connection per worker shared by everyone (stdio ones: see `stdioPerUser`). */
   globalServers: readonly McpServerConfig[];
   /** A user's own servers; they extend the global ones and override one of the same name. */
   userServers: (caller: Caller) => Promise<McpServerConfig[]>;
@@ -29,6 +29,8 @@ export interface McpProviderOptions {
   textTools: boolean;
   /** Layer 2 for messages the rules leave unsure; absent: off. */
   classifier?: IntentClassifier;
+  /** Global stdio servers run once per user (in that user's sandbox), not once per worker for everyone. */
+  stdioPerUser?: boolean;
   logger: { warn(obj: object, msg: string): void };
 }
 
@@ -66,7 +68,8 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     await Promise.all(
       servers.map(async ({ config, own: isOwn }) => {
         try {
-          const lease = await options.pool.acquire(isOwn ? userScope : { kind: 'global' }, config);
+          const perUser = isOwn || (options.stdioPerUser === true && config.transport === 'stdio');
+          const lease = await options.pool.acquire(perUser ? userScope : { kind: 'global' }, config);
           leases.push({ config, lease });
           governed.set(config.name, { schemaVersions: new Map(lease.connection.catalog.tools.map((t) => [t.name, toolSchemaVersion(t)])) });
         } catch (err) {

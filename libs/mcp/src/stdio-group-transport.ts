@@ -1,8 +1,11 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { BoundedLineReader } from './bounded-line-reader.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, McpMessageTooLargeError } from './message-limits.js';
+import type { SpawnPlan } from '#core/sandbox/sandbox.js';
 
 export interface StdioGroupOptions {
   command: string;
@@ -12,6 +15,17 @@ export interface StdioGroupOptions {
   cwd?: string;
   /** How long the group gets after SIGTERM before SIGKILL. Default 2 s. */
   killGraceMs?: number;
+  /** The server's name, for the error an oversized message gives. */
+  name?: string;
+  /** Most bytes of one message (one line of stdout). Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
+  maxMessageBytes?: number;
+  /**
+   * A line passed `maxMessageBytes` and is being dropped unread; `head` is its first bytes. The
+   * transport does not track requests, so whoever does fails the one it answered. Absent: `onerror`.
+   */
+  onOversized?: (error: McpMessageTooLargeError, head: string) => void;
+  /** Starts the server in a sandbox: the spawn for this command, env and folder. Absent: spawned as it is. */
+  launch?: (command: { command: string; args: string[]; env: Record<string, string>; cwd?: string }) => Promise<SpawnPlan>;
 }
 
 /** Lines of a server's stderr kept for error messages. */
@@ -28,12 +42,23 @@ export class StdioGroupTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child?: ChildProcessByStdio<Writable, Readable, Readable>;
-  private readonly buffer = new ReadBuffer();
+  private readonly reader: BoundedLineReader;
   private readonly stderrTail: string[] = [];
   private exited?: Promise<void>;
   private closed = false;
 
-  constructor(private readonly options: StdioGroupOptions) {}
+  constructor(private readonly options: StdioGroupOptions) {
+    const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.reader = new BoundedLineReader({
+      maxBytes,
+      onLine: (line) => this.receive(line),
+      onOversize: (head) => {
+        const error = new McpMessageTooLargeError(options.name ?? options.command, maxBytes);
+        if (options.onOversized) options.onOversized(error, head);
+        else this.onerror?.(error);
+      },
+    });
+  }
 
   /** The child's pid, which is also its process group id. */
   get pid(): number | undefined {
@@ -46,9 +71,15 @@ export class StdioGroupTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    const { command, args = [], env = {}, cwd } = this.options;
+    const { command, args = [], env = {}, cwd, launch } = this.options;
+    const plan = launch ? await launch({ command, args, env, ...(cwd ? { cwd } : {}) }) : undefined;
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true });
+      const child = (
+        plan
+          ? spawn(plan.file, plan.args, { env: plan.env, cwd: plan.cwd, uid: plan.uid, gid: plan.gid, stdio: ['pipe', 'pipe', 'pipe', ...plan.fds], detached: true })
+          : spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
+      ) as ChildProcessByStdio<Writable, Readable, Readable>;
+      plan?.release();
       this.child = child;
       this.exited = new Promise((done) => child.once('exit', () => done()));
       child.once('error', (err) => {
@@ -62,20 +93,7 @@ export class StdioGroupTransport implements Transport {
         this.closed = true;
         this.onclose?.();
       });
-      child.stdout.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            message = this.buffer.readMessage();
-          } catch (err) {
-            this.onerror?.(err as Error);
-            continue;
-          }
-          if (!message) break;
-          this.onmessage?.(message);
-        }
-      });
+      child.stdout.on('data', (chunk: Buffer) => this.reader.push(chunk));
       child.stderr.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) {
           if (!line.trim()) continue;
@@ -100,7 +118,7 @@ export class StdioGroupTransport implements Transport {
   async close(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    this.buffer.clear();
+    this.reader.clear();
     if (child.exitCode === null && child.signalCode === null) {
       child.stdin.end();
       this.signalGroup('SIGTERM');
@@ -109,6 +127,19 @@ export class StdioGroupTransport implements Transport {
       await this.exited;
     }
     this.signalGroup('SIGKILL');
+  }
+
+  /** One line of stdout, within the cap: a JSON-RPC message, or an error to report. */
+  private receive(line: string): void {
+    if (!line.trim()) return;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      return;
+    }
+    this.onmessage?.(message);
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

@@ -1,6 +1,7 @@
 import { LlmConfig, McpConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig, WorkspaceConfig } from '#core/config/settings.js';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
+import { SandboxConfig } from '#core/config/sandbox-settings.js';
 import { missingModelSettings } from '#llm/create-chat-model.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
@@ -23,11 +24,13 @@ export interface WorkerSettings {
   tenancy: TenancyConfig;
   /** The metrics port, its address and the token a scrape needs. */
   metrics: MetricsConfig;
+  /** How shell commands, skill scripts and stdio MCP servers are confined, and their limits. */
+  sandbox: SandboxConfig;
 }
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
   const loaded = loadConfigs(
-    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig, metrics: MetricsConfig },
+    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig, metrics: MetricsConfig, sandbox: SandboxConfig },
     env,
     argv,
   );

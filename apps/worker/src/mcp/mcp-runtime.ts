@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
@@ -11,6 +12,9 @@ import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-aud
 import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/session/caller.js';
+import { installFolders, type Sandbox } from '#core/sandbox/sandbox.js';
+import { findExecutable } from '#core/sandbox/sandbox-setup.js';
+import type { Workspace } from '#core/workspace/workspace.js';
 import type { McpConnection } from '#mcp/mcp-connection.js';
 import { McpPool, type PoolScope } from '#mcp/mcp-pool.js';
 import { poolOptionsFor } from '#mcp/mcp-pool-options.js';
@@ -59,6 +63,11 @@ export interface McpRuntimeOptions {
   releases?: Redis;
   workerId: string;
   logger: Logger;
+  /**
+   * Where stdio servers run. In bubblewrap each runs per user, in that user's sandbox with the
+   * user's workspace; with no sandbox in multi-tenant mode, users' own stdio servers are refused.
+   */
+  sandbox?: { sandbox: Sandbox; workspaceFor: (caller: Pick<Caller, 'tenantId' | 'userId'>) => Workspace; multiTenant: boolean; reason?: string };
 }
 
 /**
@@ -67,7 +76,7 @@ export interface McpRuntimeOptions {
  * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, classifierModel, onAudit, workerId, logger }: McpRuntimeOptions): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, classifierModel, onAudit, workerId, logger, sandbox }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
   const stdioAllow = parseStdioAllowlist(userMcp.stdioAllow);
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
@@ -103,7 +112,33 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
       worker_id: workerId,
     });
   };
-  const pool = new McpPool({ ...poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist), onStatus: publish });
+  const sandboxed = sandbox?.sandbox.kind === 'bwrap' ? sandbox : undefined;
+  const pool = new McpPool({
+    ...poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist),
+    onStatus: publish,
+    // The server sees the system's runtime, its install folder, what the operator granted it, and the user's workspace.
+    ...(sandboxed
+      ? {
+          launchStdio: (scope, server) => async (command) => {
+            const workspace = await sandboxed.workspaceFor(scope).ensure();
+            const resolved = findExecutable(command.command, command.env.PATH) ?? command.command;
+            const user = sandboxed.sandbox.userFor?.(scope.tenantId, scope.userId);
+            return sandboxed.sandbox.plan({
+              ...command,
+              workspace,
+              ...(user ? { user } : {}),
+              readOnly: [...installFolders(resolved, command.args, existsSync), ...(server.sandbox?.readOnly ?? [])],
+              ...(server.sandbox?.readWrite ? { readWrite: server.sandbox.readWrite } : {}),
+              ...(server.sandbox?.network ? { network: true } : {}),
+            });
+          },
+        }
+      : {}),
+  });
+  const noSandboxRefusal =
+    sandbox && !sandboxed && sandbox.multiTenant
+      ? `stdio servers of users run only in the sandbox in multi-tenant mode, and this worker has none (${sandbox.reason ?? 'DATAAGENT_SANDBOX=none'})`
+      : undefined;
 
   // A user's servers are read again only when the gateway has raised their config version.
   const cache = new Map<string, { version: string; servers: McpServerConfig[] }>();
@@ -119,7 +154,9 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
       // own files and PATH.
       const refusal = server.unreadableSecrets
         ? `its secret values (${server.unreadableSecrets.join(', ')}) cannot be decrypted with this worker's DATAAGENT_SECRET_KEY; set them again`
-        : (await stdioRefusal(server.config, stdioAllow))?.reason;
+        : server.config.transport === 'stdio' && noSandboxRefusal
+          ? noSandboxRefusal
+          : (await stdioRefusal(server.config, stdioAllow))?.reason;
       if (refusal === undefined) {
         servers.push(server.config);
         continue;
@@ -170,6 +207,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     textTools,
     ...(config.intentClassifier && classifierModel ? { classifier: llmIntentClassifier(classifierModel) } : {}),
     callTimeoutMs: config.callTimeoutMs,
+    stdioPerUser: sandboxed !== undefined,
     logger,
   });
   if (globalServers.length > 0) logger.info({ servers: globalServers.map((s) => s.name) }, 'MCP servers configured');

@@ -31,6 +31,18 @@ export interface McpServerConfig {
   triggerKeywords?: string[];
   /** Settings for single tools, by the tool's name on the server (without `server.`). */
   tools?: Record<string, McpToolSettings>;
+  /** stdio, the operator's servers only: what the server's sandbox adds to the caller's workspace. */
+  sandbox?: McpSandboxSettings;
+}
+
+/** What the operator grants one of its stdio servers inside the sandbox. */
+export interface McpSandboxSettings {
+  /** A network namespace of its own with outbound access (never the host's loopback services). Default false. */
+  network?: boolean;
+  /** Host folders it may read besides the system's runtime and its own install folder. */
+  readOnly?: string[];
+  /** Host folders it may write besides the caller's workspace. */
+  readWrite?: string[];
 }
 
 /** What the operator (or the user, for their own server) says about one tool, over its annotations. */
@@ -73,7 +85,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * entry, or from `nameFromKey` (the `mcpServers` map's key). Unknown fields are ignored, so a
  * file written for another MCP client loads.
  */
-export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = ''): { server?: McpServerConfig; errors: FieldError[] } {
+export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = '', operator = false): { server?: McpServerConfig; errors: FieldError[] } {
   const errors: FieldError[] = [];
   const fail = (field: string, message: string) => errors.push({ field: `${prefix}${field}`, message });
   if (!isRecord(raw)) return { errors: [{ field: prefix.replace(/\.$/, '') || 'body', message: 'must be an object' }] };
@@ -142,7 +154,34 @@ export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = ''):
   }
   const tools = toolSettings(raw.tools, fail);
   if (tools) server.tools = tools;
+  if (raw.sandbox !== undefined) {
+    if (!operator) fail('sandbox', "only the operator's configuration may grant a server more than the caller's workspace");
+    else if (transport !== 'stdio') fail('sandbox', 'applies to stdio servers only');
+    else {
+      const sandbox = sandboxSettings(raw.sandbox, fail);
+      if (sandbox) server.sandbox = sandbox;
+    }
+  }
   return errors.length > 0 ? { errors } : { server: server as McpServerConfig, errors };
+}
+
+function sandboxSettings(value: unknown, fail: (field: string, message: string) => void): McpSandboxSettings | undefined {
+  if (!isRecord(value)) {
+    fail('sandbox', 'must be an object: {network?, read_only?, read_write?}');
+    return undefined;
+  }
+  const out: McpSandboxSettings = {};
+  if (value.network !== undefined) {
+    if (typeof value.network !== 'boolean') fail('sandbox.network', 'must be true or false');
+    else out.network = value.network;
+  }
+  for (const [key, field] of [['read_only', 'readOnly'], ['read_write', 'readWrite']] as const) {
+    const dirs = value[key] ?? value[field];
+    if (dirs === undefined) continue;
+    if (!Array.isArray(dirs) || !dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) fail(`sandbox.${key}`, 'must be a list of absolute folder paths');
+    else out[field] = dirs as string[];
+  }
+  return out;
 }
 
 function toolSettings(value: unknown, fail: (field: string, message: string) => void): Record<string, McpToolSettings> | undefined {
@@ -201,7 +240,7 @@ export function parseMcpConfigFile(text: string): { servers: McpServerConfig[]; 
   const servers: McpServerConfig[] = [];
   const errors: FieldError[] = [];
   for (const { raw, key, prefix } of entries) {
-    const parsed = parseMcpServer(raw, key, prefix);
+    const parsed = parseMcpServer(raw, key, prefix, true);
     errors.push(...parsed.errors);
     if (!parsed.server) continue;
     if (servers.some((s) => s.name === parsed.server!.name)) errors.push({ field: `${prefix}name`, message: `"${parsed.server.name}" is defined twice; the first is kept` });

@@ -73,6 +73,7 @@ export function createSkillTools(
         const r = await executor.run(skill, script, (args.args as string[] | undefined) ?? [], {
           workspaceRoot: await workspace.ensure(),
           signal: ctx.signal,
+          caller: ctx.caller,
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
           ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
         });

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { NoSandbox, type Sandbox } from '../sandbox/sandbox.js';
 import { runChildProcess, SAFE_PATH } from '../tools/builtin/child-process.js';
 import type { Skill } from './skill-catalog.js';
 
@@ -11,6 +12,8 @@ export interface SkillsSandboxExecutorOptions {
   maxOutputBytes?: number;
   /** Grace between SIGTERM and SIGKILL. Default 2 s. */
   killGraceMs?: number;
+  /** Where scripts run; default none (the worker's own user and view of the host). */
+  sandbox?: Sandbox;
 }
 
 export interface SkillRunOptions {
@@ -18,6 +21,8 @@ export interface SkillRunOptions {
   workspaceRoot: string;
   /** Fires on cancel; the script is killed as on a timeout. */
   signal: AbortSignal;
+  /** Whose script it is: the sandbox runs it as that user's OS user. */
+  caller?: { tenantId: string; userId: string };
   timeoutMs?: number;
   maxOutputBytes?: number;
 }
@@ -49,21 +54,23 @@ const MAX_ARG_CHARS = 4096;
 const isInside = (root: string, p: string) => p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 
 /**
- * Runs a skill's scripts (seed 002, Req 7.3): only executables inside the skill's `scripts/`
- * folder, started directly (no shell) with the arguments as argv, in the caller's workspace
- * root, with an environment of PATH, HOME (the workspace) and LANG only, a timeout that kills
- * the whole process group and capped output.
- *
- * It confines what the script is given, not what it can do: the script runs as the worker's OS
- * user. Skill folders must be trusted (installed by an operator); the model only picks a
- * script and its arguments.
+ * Runs a skill's scripts: only executables inside the skill's `scripts/` folder, started
+ * directly (no shell) with the arguments as argv, in the caller's workspace root, with an
+ * environment of PATH, HOME (the workspace) and LANG only, a timeout that kills the whole
+ * process group and capped output. In the sandbox (bubblewrap) the script sees its skill's
+ * folder read-only, the workspace and the system's runtime, and nothing else of the host;
+ * with no sandbox it runs as the worker's OS user. Skill folders are installed by an operator;
+ * the model only picks a script and its arguments.
  */
 export class SkillsSandboxExecutor {
   private readonly timeoutMs: number;
   private readonly maxOutputBytes: number;
   private readonly killGraceMs: number;
+  /** Where scripts run. */
+  readonly sandbox: Sandbox;
 
   constructor(options: SkillsSandboxExecutorOptions = {}) {
+    this.sandbox = options.sandbox ?? new NoSandbox();
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
     this.killGraceMs = options.killGraceMs ?? 2_000;
@@ -118,14 +125,15 @@ export class SkillsSandboxExecutor {
       }
     }
     const file = await this.resolveScript(skill, script);
-    const outcome = await runChildProcess(file, args, {
-      cwd: options.workspaceRoot,
-      env: { PATH: SAFE_PATH, HOME: options.workspaceRoot, LANG: 'C.UTF-8' },
+    const skillDir = await realpath(skill.dir);
+    const user = options.caller ? this.sandbox.userFor?.(options.caller.tenantId, options.caller.userId) : undefined;
+    const command = { command: file, args, env: { PATH: SAFE_PATH, HOME: options.workspaceRoot, LANG: 'C.UTF-8' }, workspace: options.workspaceRoot, readOnly: [skillDir], ...(user ? { user } : {}) };
+    const outcome = await runChildProcess(command, {
       timeoutMs: options.timeoutMs ?? this.timeoutMs,
       maxOutputBytes: options.maxOutputBytes ?? this.maxOutputBytes,
       killGraceMs: this.killGraceMs,
       signal: options.signal,
-    });
+    }, this.sandbox);
     if (outcome.spawnError) {
       const hint = (outcome.spawnError as NodeJS.ErrnoException).code === 'ENOEXEC' ? '; does it begin with a "#!" line?' : '';
       throw new SkillScriptError('spawn_failed', `${script}: could not start (${outcome.spawnError.message})${hint}`);

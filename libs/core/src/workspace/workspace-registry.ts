@@ -8,10 +8,14 @@ import { DEFAULT_WORKSPACE_ROOT, Workspace, workspaceRootFor, type WorkspaceOpti
 export class WorkspaceRegistry {
   private readonly workspaces = new Map<string, Workspace>();
 
-  /** @param quotaFor A tenant's own quota in bytes (asked at each write); default `options.quotaBytes` for everyone. */
+  /**
+   * @param quotaFor A tenant's own quota in bytes (asked at each write); default `options.quotaBytes` for everyone.
+   * @param ownerFor The OS user that owns a user's workspace (the sandbox's user of a root worker); default the worker's.
+   */
   constructor(
     private readonly options: WorkspaceOptions = {},
     private readonly quotaFor?: (tenantId: string) => number,
+    private readonly ownerFor?: (tenantId: string, userId: string) => { uid: number; gid: number } | undefined,
   ) {}
 
   /** The workspace of the caller's user (and tenant, when the root template names it). */
@@ -21,7 +25,8 @@ export class WorkspaceRegistry {
     if (!workspace) {
       const { quotaFor } = this;
       const tenantId = caller.tenantId;
-      workspace = new Workspace(caller.userId, { ...this.options, tenantId, ...(quotaFor ? { quotaBytes: () => quotaFor(tenantId) } : {}) });
+      const owner = this.ownerFor?.(tenantId, caller.userId);
+      workspace = new Workspace(caller.userId, { ...this.options, tenantId, ...(quotaFor ? { quotaBytes: () => quotaFor(tenantId) } : {}), ...(owner ? { owner } : {}) });
       this.workspaces.set(root, workspace);
     }
     return workspace;

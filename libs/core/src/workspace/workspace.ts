@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chown, lstat, mkdir, open, readdir, realpath, utimes, type FileHandle } from 'node:fs/promises';
+import { chown, lchown, lstat, mkdir, open, readdir, realpath, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { restoreWorkspace } from './workspace-archive.js';
 import { WorkspaceError, WorkspaceHardLinkError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
@@ -311,7 +311,7 @@ export class Workspace {
       // Opened and checked again: a link may have been put at this name since it was looked at.
       file = await openFile(abs, shown, 'write', true);
       if (!file) throw new WorkspaceError('not_found', `${shown}: its folder was removed while writing`);
-      if (this.owner) await this.own(abs, created);
+      if (this.owner) await this.own(file.handle, abs, created);
     }
     try {
       await replaceContent(file.handle, data);
@@ -321,13 +321,13 @@ export class Workspace {
     if (this.usageCache) this.usageCache.bytes = Math.max(0, this.usageCache.bytes + delta);
   }
 
-  /** Gives `abs` and the folders made for it (from `firstCreated` down) to the workspace's owner. */
-  private async own(abs: string, firstCreated: string | undefined): Promise<void> {
+  /** Gives a new file (by its handle, so no link swapped in meanwhile is followed) and the folders made for it (from `firstCreated` down) to the workspace's owner. */
+  private async own(handle: FileHandle, abs: string, firstCreated: string | undefined): Promise<void> {
     const { uid, gid } = this.owner!;
     if (firstCreated) {
-      for (let dir = path.dirname(abs); isInside(firstCreated, dir); dir = path.dirname(dir)) await chown(dir, uid, gid);
+      for (let dir = path.dirname(abs); isInside(firstCreated, dir); dir = path.dirname(dir)) await lchown(dir, uid, gid);
     }
-    await chown(abs, uid, gid);
+    await handle.chown(uid, gid);
   }
 
   /** Bytes the workspace holds (file sizes, symlinks not followed), cached between walks. */

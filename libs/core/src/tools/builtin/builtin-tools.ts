@@ -8,12 +8,13 @@ import { createWriteTodosTool } from './write-todos.tool.js';
 import type { Tool } from '../tool.js';
 import type { Caller } from '../../session/caller.js';
 import type { Workspace } from '../../workspace/workspace.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 
 /**
  * The built-in tools every assistant gets, on a worker or in the CLI's local mode: todos, workspace files, outbound HTTP behind
  * the address guard, web search when TAVILY_API_KEY is set, shell only when enabled.
  */
-export function buildBuiltinTools(config: ToolsConfig, workspaceFor: (caller: Caller) => Workspace): Tool[] {
+export function buildBuiltinTools(config: ToolsConfig, workspaceFor: (caller: Caller) => Workspace, sandbox?: Sandbox): Tool[] {
   const outbound = { allowlist: config.outboundAllowlist, timeoutMs: config.toolTimeoutMs };
   const tools: Tool[] = [
     createWriteTodosTool(),
@@ -23,6 +24,6 @@ export function buildBuiltinTools(config: ToolsConfig, workspaceFor: (caller: Ca
   ];
   const search = createWebSearchTool(config.tavilyApiKey);
   if (search) tools.push(search);
-  if (config.shellEnabled) tools.push(createShellTool(workspaceFor, { timeoutMs: config.toolTimeoutMs }));
+  if (config.shellEnabled) tools.push(createShellTool(workspaceFor, { timeoutMs: config.toolTimeoutMs, ...(sandbox ? { sandbox } : {}) }));
   return tools;
 }

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
+import { NoSandbox, type Sandbox, type SandboxedCommand } from '../../sandbox/sandbox.js';
 
 /** The PATH given to commands and scripts instead of the worker's own. */
 export const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 export interface ChildProcessOptions {
-  cwd: string;
-  /** The complete environment of the child; nothing of the worker's is added. */
-  env: Record<string, string>;
   /** Kill the whole process group after this long. */
   timeoutMs: number;
   /** Bytes of stdout and of stderr kept; the rest is dropped and marked. */
@@ -33,22 +31,32 @@ export interface ChildProcessOutcome {
 }
 
 /**
- * Runs `file args…` (no shell in between) in its own process group, so a timeout or cancel
- * kills its grandchildren too, and so does a normal exit: nothing it started in the
- * background outlives it. Never rejects.
+ * Runs `command` (no shell in between) in `sandbox`, in its own process group, so a timeout or
+ * cancel kills its grandchildren too, and so does a normal exit: nothing it started in the
+ * background outlives it (in bubblewrap, the kernel ends the whole PID namespace). Never rejects.
  */
-export function runChildProcess(file: string, args: readonly string[], o: ChildProcessOptions): Promise<ChildProcessOutcome> {
+export function runChildProcess(command: SandboxedCommand, o: ChildProcessOptions, sandbox: Sandbox = new NoSandbox()): Promise<ChildProcessOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(file, args, {
-      cwd: o.cwd,
+    let plan;
+    try {
+      plan = sandbox.plan(command);
+    } catch (err) {
+      resolve({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, cancelled: false, truncated: false, spawnError: err as Error });
+      return;
+    }
+    const child = spawn(plan.file, plan.args, {
+      cwd: plan.cwd,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: o.env,
+      stdio: ['ignore', 'pipe', 'pipe', ...plan.fds],
+      env: plan.env,
+      uid: plan.uid,
+      gid: plan.gid,
     });
+    plan.release();
     const stdout = capture(o.maxOutputBytes);
     const stderr = capture(o.maxOutputBytes);
-    child.stdout.on('data', stdout.add);
-    child.stderr.on('data', stderr.add);
+    child.stdout!.on('data', stdout.add);
+    child.stderr!.on('data', stderr.add);
 
     let stopped: 'timeout' | 'cancelled' | undefined;
     let killTimer: NodeJS.Timeout | undefined;

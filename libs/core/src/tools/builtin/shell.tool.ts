@@ -1,3 +1,4 @@
+import { NoSandbox, type Sandbox } from '../../sandbox/sandbox.js';
 import type { Caller } from '../../session/caller.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import type { Tool, ToolResult } from '../tool.js';
@@ -12,20 +13,23 @@ export interface ShellToolOptions {
   killGraceMs?: number;
   /** Extra environment given to commands. The worker's own environment is never passed. */
   env?: Record<string, string>;
+  /** Where commands run; default none (the worker's own user and view of the host). */
+  sandbox?: Sandbox;
 }
 
 /**
- * The `shell` tool (seed 002, Req 7.4): runs `/bin/sh -c <command>` in the caller's workspace
- * root with a scrubbed environment, an output cap and a timeout that kills the whole process
- * group. Always sensitive (a person approves each command). Off by default: the server calls
- * this factory only when shell access is enabled. It is not a sandbox: the command runs as the
- * worker's OS user and can read what that user can; isolate workers (container, no secrets on
- * disk) before enabling it.
+ * The `shell` tool: runs `/bin/sh -c <command>` in the caller's workspace root with a scrubbed
+ * environment, an output cap and a timeout that kills the whole process group. Always sensitive
+ * (a person approves each command). Off by default: the server calls this factory only when
+ * shell access is enabled. Confinement is the sandbox's: in bubblewrap the command sees only the
+ * system's runtime, the workspace and a private /tmp, with no network; with no sandbox it runs
+ * as the worker's OS user and can read what that user can.
  */
 export function createShellTool(workspaceFor: (caller: Caller) => Workspace, options: ShellToolOptions = {}): Tool {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
   const killGraceMs = options.killGraceMs ?? 2_000;
+  const sandbox: Sandbox = options.sandbox ?? new NoSandbox();
   return {
     name: 'shell',
     description: `Run a shell command (/bin/sh -c) in your workspace root (files/, uploads/, outputs/). Stops after ${Math.round(timeoutMs / 1000)} s. Each command needs the user's approval.`,
@@ -42,7 +46,8 @@ export function createShellTool(workspaceFor: (caller: Caller) => Workspace, opt
       const workspace = workspaceFor(ctx.caller);
       const cwd = await workspace.ensure();
       try {
-        return await runCommand(String(args.command), { cwd, timeoutMs, maxOutputBytes, killGraceMs, signal: ctx.signal, env: { ...options.env } });
+        const user = sandbox.userFor?.(ctx.caller.tenantId, ctx.caller.userId);
+        return await runCommand(String(args.command), cwd, { ...options.env }, sandbox, { timeoutMs, maxOutputBytes, killGraceMs, signal: ctx.signal }, user);
       } finally {
         workspace.invalidateUsage();
       }
@@ -50,10 +55,11 @@ export function createShellTool(workspaceFor: (caller: Caller) => Workspace, opt
   };
 }
 
-/** Runs `/bin/sh -c command`; `o.env` is added to the scrubbed base environment. */
-async function runCommand(command: string, o: ChildProcessOptions): Promise<ToolResult> {
-  const env = { PATH: SAFE_PATH, HOME: o.cwd, PWD: o.cwd, TMPDIR: o.cwd, LANG: 'C.UTF-8', ...o.env };
-  const r = await runChildProcess('/bin/sh', ['-c', command], { ...o, env });
+/** Runs `/bin/sh -c command` in `cwd`; `extraEnv` is added to the scrubbed base environment. */
+async function runCommand(command: string, cwd: string, extraEnv: Record<string, string>, sandbox: Sandbox, o: ChildProcessOptions, user?: { uid: number; gid: number }): Promise<ToolResult> {
+  // In bubblewrap /tmp is the sandbox's own; with no sandbox it is the host's, shared by everyone.
+  const env = { PATH: SAFE_PATH, HOME: cwd, PWD: cwd, TMPDIR: sandbox.kind === 'bwrap' ? '/tmp' : cwd, LANG: 'C.UTF-8', ...extraEnv };
+  const r = await runChildProcess({ command: '/bin/sh', args: ['-c', command], env, workspace: cwd, ...(user ? { user } : {}) }, o, sandbox);
   const output = { exit_code: r.exitCode, ...(r.signal ? { signal: r.signal } : {}), stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}) };
   if (r.spawnError) return { success: false, output, error: `Could not start the command: ${r.spawnError.message}` };
   if (r.timedOut) return { success: false, output, error: `Command timed out after ${o.timeoutMs} ms and was killed` };
