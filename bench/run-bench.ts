@@ -18,6 +18,7 @@
  * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
  * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose),
  * BENCH_SKIP_TOKENS=1 (MCP prompt tokens per turn, layered injection vs every full schema; token-bench.ts),
+ * BENCH_SKIP_SANDBOX=1, BENCH_SANDBOX_SAMPLES=30 (start of a shell command and a stdio MCP server in bubblewrap vs plain; sandbox-bench.ts),
  * BENCH_SKIP_LLM_STREAM=1, BENCH_LLM_STREAM_PASSES=5 (client CPU µs per chunk reading streamed completions: the openai
  * SDK's stream, SseChunkReader, OpenAIChatModel; after the stack stops; see llm-stream-bench.ts),
  * BENCH_SKIP_MCP=1, BENCH_MCP_CALLS=2000, BENCH_MCP_USERS=50, BENCH_MCP_SECONDS=5 (MCP through the worker's pool
@@ -28,6 +29,7 @@
  * alone, under the flood with DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT=50 and without it, and A's 429s; on a stack
  * of its own with 100 worker slots, after the MCP bench and before the main stack; see fairness.ts).
  */
+import { formatSandboxBench, runSandboxBench } from './sandbox-bench.js';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -346,6 +348,15 @@ async function main(): Promise<number> {
     } catch (err) {
       exitCode = 1;
       log(`token bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
+  if (!process.env.BENCH_SKIP_SANDBOX) {
+    try {
+      log('sandbox start: bubblewrap vs a plain child');
+      console.log(`${formatSandboxBench(await runSandboxBench())}\n`);
+    } catch (err) {
+      exitCode = 1;
+      log(`sandbox bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
     }
   }
   if (!process.env.BENCH_SKIP_LLM_STREAM) {
