@@ -14,6 +14,9 @@
  *   shop        `get_order {orderId}` (read-only, with an outputSchema), `lookup {key}`
  *               (idempotent) and `cancel_order {orderId}` (destructive), whose first call per
  *               key never answers, and `report {seconds}`
+ *   huge        `dump {megabytes}` answers with that much text in one message, written a MiB at
+ *               a time as it is made; `deep {levels}` answers with structuredContent nested that
+ *               many levels deep
  *   wrapper <mode> ...   an `npx`-style wrapper: runs `node <this file> <mode> ...` as its child
  *               on the same stdin and stdout, forwards no signal, and waits for it
  *
@@ -22,6 +25,7 @@
  *               the middle of the call, its response stream included, then exits); an unknown
  *               session gets 404
  *   http-401    answers 401 to every request
+ *   http-huge   the `huge` mode's tools, stateful like `http`, answering in event streams
  *
  * Stdio servers keep running when their stdin closes (a timer holds the process), as careless
  * servers do: only a signal ends them. With --ignore-sigterm only SIGKILL does.
@@ -130,6 +134,26 @@ const FAULTS = {
       },
     },
   ],
+  // Answers no client should swallow whole: one huge message, and JSON nested absurdly deep.
+  huge: [
+    {
+      tool: { name: 'dump', description: 'Answers with `megabytes` MiB of text', inputSchema: { type: 'object', properties: { megabytes: { type: 'number' } } } },
+      // Written to stdout as it is made, a MiB at a time, the way a server streams a large result;
+      // the SDK would hold it all in memory first (three copies of 100 MB, past a sandbox's limit).
+      // Each write blocks (stdout on a pipe does, on Linux), so nothing the SDK sends lands inside the line.
+      run: (args, extra) => {
+        const mebibyte = 'x'.repeat(1024 * 1024);
+        process.stdout.write(`{"jsonrpc":"2.0","id":${JSON.stringify(extra.requestId)},"result":{"content":[{"type":"text","text":"`);
+        for (let i = 0; i < Number(args.megabytes ?? 1); i++) process.stdout.write(mebibyte);
+        process.stdout.write('"}]}}\n');
+        return new Promise(() => undefined); // answered already: the SDK must not answer again
+      },
+    },
+    {
+      tool: { name: 'deep', description: 'Answers with structuredContent nested `levels` deep', inputSchema: { type: 'object', properties: { levels: { type: 'number' } } } },
+      run: async (args) => ({ content: [{ type: 'text', text: 'deep' }], structuredContent: { nested: `\u0000deep:${Number(args.levels ?? 10)}\u0000` } }),
+    },
+  ],
   http: {
     tool: { name: 'drop', description: 'Drops every connection in the middle of the call', inputSchema: { type: 'object' } },
     run: () =>
@@ -141,6 +165,18 @@ const FAULTS = {
         }, 50);
       }),
   },
+};
+
+/**
+ * JSON nested 10,000 levels deep cannot be serialized in JavaScript (JSON.stringify recurses and
+ * overflows the stack), yet a server in another language sends it easily. So `deep` answers with
+ * a marker, and the SDK's JSON.stringify calls in this process write the nested text in its place.
+ */
+const DEEP_MARKER = /"\\u0000deep:(\d+)\\u0000"/;
+const stringify = JSON.stringify;
+JSON.stringify = (...args) => {
+  const text = stringify(...args);
+  return typeof text === 'string' && text.length < 1_000_000 && text.includes('deep:') ? text.replace(DEEP_MARKER, (_, levels) => `${'{"a":'.repeat(Number(levels))}0${'}'.repeat(Number(levels))}`) : text;
 };
 
 const sockets = new Set();
@@ -192,6 +228,21 @@ async function readBody(req) {
   }
 }
 
+/**
+ * `dump` over HTTP, answered the way a server streams a large result: written as it is made, a
+ * MiB at a time, following the reader's pace (the SDK would build all of it in memory first).
+ */
+async function streamDump(res, request, session) {
+  record({ event: 'call', tool: 'dump', request_id: request.id, pid: process.pid });
+  const megabytes = Number(request.params.arguments?.megabytes ?? 1);
+  const mebibyte = 'x'.repeat(1024 * 1024);
+  const write = (text) => res.write(text) || new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': session });
+  await write(`event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(request.id)},"result":{"content":[{"type":"text","text":"`);
+  for (let i = 0; i < megabytes && !res.destroyed; i++) await write(mebibyte);
+  res.end('"}]}}\n\n');
+}
+
 async function serveHttp() {
   const port = Number(option('--port'));
   const sessions = new Map();
@@ -205,6 +256,10 @@ async function serveHttp() {
       return;
     }
     let transport = session ? sessions.get(session) : undefined;
+    if (transport && mode === 'http-huge' && body?.method === 'tools/call' && body.params?.name === 'dump') {
+      await streamDump(res, body, session);
+      return;
+    }
     if (session && !transport) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
@@ -218,7 +273,7 @@ async function serveHttp() {
       }
       transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => sessions.set(id, transport) });
       transport.onclose = () => sessions.delete(transport.sessionId);
-      await mcpServer('http').connect(transport);
+      await mcpServer(mode === 'http-huge' ? 'huge' : 'http').connect(transport);
     }
     await transport.handleRequest(req, res, body);
   });
@@ -235,7 +290,7 @@ async function serveHttp() {
 
 record({ event: 'start', mode, pid: process.pid, ppid: process.ppid, pgid: processGroup(), env: Object.keys(process.env).sort() });
 if (mode === 'wrapper') runWrapper();
-else if (mode === 'http' || mode === 'http-401') await serveHttp();
+else if (mode === 'http' || mode === 'http-401' || mode === 'http-huge') await serveHttp();
 else if (FAULTS[mode]) await serveStdio();
 else {
   process.stderr.write(`mcp-fault-server: unknown mode ${mode}\n`);

@@ -63,7 +63,7 @@ export interface FaultHttpServer {
 }
 
 /** Starts the fault server in an HTTP mode on 127.0.0.1:`port`; resolves once it listens. */
-export async function startFaultHttp(mode: 'http' | 'http-401', port: number, recordFile: string): Promise<FaultHttpServer> {
+export async function startFaultHttp(mode: 'http' | 'http-401' | 'http-huge', port: number, recordFile: string): Promise<FaultHttpServer> {
   const proc = spawn(process.execPath, [FAULT_SERVER, mode, '--port', String(port), '--record', recordFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr: string[] = [];
   proc.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));

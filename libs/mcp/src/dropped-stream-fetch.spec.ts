@@ -1,3 +1,4 @@
+import { boundedFetch } from './bounded-body.js';
 import { answerWhenDropped, droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
 
 const encoder = new TextEncoder();
@@ -37,6 +38,21 @@ describe('answerWhenDropped', () => {
     const whole = answer(7);
     const stream = answerWhenDropped(body([whole.slice(0, 20), whole.slice(20)], 'error'), [7]);
     await expect(readAll(stream)).rejects.toThrow('terminated');
+  });
+
+  it('answers each owed request with the refusal when an event was too large to read, even on a resumable stream', async () => {
+    // Resuming would only send the same event again.
+    const big = `id: 1\nevent: message\ndata: {"jsonrpc":"2.0","id":4,"result":{"text":"${'x'.repeat(4096)}"}}\n\n`;
+    const fetchBig = boundedFetch(async () => new Response(big, { headers: { 'content-type': 'text/event-stream' } }), { server: 'big', maxBytes: 1024 });
+    const guarded = await droppedStreamFetch(fetchBig)('http://x/mcp', { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call' }) });
+    const injected = (await guarded.text()).split('\n').filter((l) => l.startsWith('data:'));
+    expect(injected.map((l) => JSON.parse(l.slice(6)))).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 4,
+        error: { code: -32603, message: 'MCP server big sent a message of more than 1 KiB (DATAAGENT_MCP_MAX_MESSAGE_BYTES)', data: { dataagent_refused: 'too_large', limit: 1024 } },
+      },
+    ]);
   });
 
   it('leaves a stream with event ids to the SDK, which resumes it', async () => {

@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { McpMessageTooLargeError, refusalResponse } from './message-limits.js';
 
 /** Connection errors that mean the request never reached the server. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -23,7 +24,7 @@ export class HttpConnectionError extends Error {
  * drops it: the request then waits for its whole timeout. Here such a stream ends instead with a
  * JSON-RPC error (ConnectionClosed) for each request it still owed, so the call fails at once.
  * A fetch that fails outright becomes an {@link HttpConnectionError} that says whether the server
- * was reached.
+ * was reached. Over a `boundedFetch`, an answer too large to read fails its request with that refusal.
  */
 export function droppedStreamFetch(base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
@@ -46,7 +47,9 @@ export function droppedStreamFetch(base: FetchLike = fetch): FetchLike {
 /**
  * Passes an SSE stream through, noting which of `owed` it answered and whether it carried an
  * event id. If it breaks or ends with requests unanswered and nothing to resume from, it
- * closes with an error event for each of them.
+ * closes with an error event for each of them. If it broke on an event too large to read
+ * ({@link McpMessageTooLargeError}), each of them gets that refusal instead, resumable or not:
+ * resuming would only send the same event again.
  */
 export function answerWhenDropped(body: ReadableStream<Uint8Array>, owed: Array<string | number>): ReadableStream<Uint8Array> {
   const reader = body.getReader();
@@ -77,9 +80,12 @@ export function answerWhenDropped(body: ReadableStream<Uint8Array>, owed: Array<
       /* not JSON-RPC: the SDK reports it */
     }
   };
-  const owe = (controller: ReadableStreamDefaultController<Uint8Array>, why: string) => {
+  const owe = (controller: ReadableStreamDefaultController<Uint8Array>, why: string | McpMessageTooLargeError) => {
     for (const id of unanswered) {
-      const error: JSONRPCMessage = { jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: `the server dropped the response stream before it answered (${why})` } };
+      const error: JSONRPCMessage =
+        why instanceof McpMessageTooLargeError
+          ? refusalResponse(id, why)
+          : { jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: `the server dropped the response stream before it answered (${why})` } };
       controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(error)}\n\n`));
     }
     controller.close();
@@ -90,7 +96,8 @@ export function answerWhenDropped(body: ReadableStream<Uint8Array>, owed: Array<
       try {
         chunk = await reader.read();
       } catch (err) {
-        if (unanswered.size > 0 && !resumable) owe(controller, describe(err));
+        if (err instanceof McpMessageTooLargeError) owe(controller, err);
+        else if (unanswered.size > 0 && !resumable) owe(controller, describe(err));
         else controller.error(err);
         return;
       }

@@ -2,13 +2,17 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { stdioEnvironment } from '#core/mcp/stdio-environment.js';
+import { boundedFetch, type MessageLimit } from './bounded-body.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
-import { StdioGroupTransport } from './stdio-group-transport.js';
+import { MessageGuard } from './message-guard.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, formatBytes, MAX_JSON_DEPTH, McpMessageTooLargeError, refusalOf } from './message-limits.js';
+import { pinnedFetch, type PinnedAddress, type PinnedFetch } from './pinned-fetch.js';
+import { StdioGroupTransport, type StdioGroupOptions } from './stdio-group-transport.js';
 
 export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error';
 
@@ -49,13 +53,23 @@ export class McpUnavailableError extends Error {
   }
 }
 
+/** The outbound address policy's answer for a remote server's URL: refused, or the address to connect to. */
+export type UrlCheck = { ok: false; reason: string } | ({ ok: true } & PinnedAddress);
+
 export interface McpConnectionOptions {
   connectTimeoutMs: number;
-  /** Checks a remote server's URL before any traffic (the outbound address policy); returns why it is refused, or null. */
-  checkUrl?: (url: string) => Promise<string | null>;
+  /**
+   * Checks a remote server's URL before any traffic (the outbound address policy). The connection
+   * then goes only to the address the check approved (no second DNS lookup to rebind).
+   */
+  checkUrl?: (url: string) => Promise<UrlCheck>;
+  /** Most bytes of one message from the server (DATAAGENT_MCP_MAX_MESSAGE_BYTES). Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
+  maxMessageBytes?: number;
   listLimits?: ListLimits;
   /** Called when the connection's status or catalog changes. */
   onChange?: (connection: McpConnection) => void;
+  /** Starts a stdio server in the caller's sandbox; absent: the command is spawned as it is. */
+  launchStdio?: StdioGroupOptions['launch'];
 }
 
 /**
@@ -72,6 +86,8 @@ export class McpConnection {
 
   private client?: Client;
   private transport?: Transport;
+  /** The pinned fetch of a remote server's transport, closed with it. */
+  private http?: PinnedFetch;
   private closing = false;
 
   constructor(
@@ -88,14 +104,16 @@ export class McpConnection {
     await this.dispose();
     this.closing = false;
     this.setStatus('connecting');
+    let pinned: PinnedAddress | undefined;
     if (this.config.url && this.options.checkUrl) {
-      const refused = await this.options.checkUrl(this.config.url);
-      if (refused) {
-        this.setStatus('error', `refused: ${refused}`);
-        throw new McpUnavailableError(this.config.name, `its URL is refused: ${refused}`, false);
+      const check = await this.options.checkUrl(this.config.url);
+      if (!check.ok) {
+        this.setStatus('error', `refused: ${check.reason}`);
+        throw new McpUnavailableError(this.config.name, `its URL is refused: ${check.reason}`, false);
       }
+      pinned = check;
     }
-    const transport = this.createTransport();
+    const { transport, guarded } = this.createTransport(pinned);
     const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: {} });
     client.onclose = () => {
       if (this.client !== client) return;
@@ -111,7 +129,7 @@ export class McpConnection {
       timer = setTimeout(() => reject(new McpUnavailableError(this.config.name, `no handshake within ${this.options.connectTimeoutMs} ms`, true)), this.options.connectTimeoutMs);
     });
     try {
-      await Promise.race([client.connect(transport, { timeout: this.options.connectTimeoutMs }), timeout]);
+      await Promise.race([client.connect(guarded, { timeout: this.options.connectTimeoutMs }), timeout]);
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
         await this.refreshCatalog().catch((err: unknown) => (this.lastError = describe(err)));
       });
@@ -141,6 +159,7 @@ export class McpConnection {
    * Calls a tool. Cancelling `signal` cancels the request on the server (notifications/cancelled);
    * progress notifications keep a long call alive up to `maxTotalMs`. A streamable HTTP server that
    * lost the session (404) gets a new session and the call once more.
+   * @throws McpMessageRefusedError when the answer was too large or too deeply nested to read.
    */
   async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult> {
     const attempt = async () => {
@@ -155,6 +174,8 @@ export class McpConnection {
           onprogress: () => {},
         })) as CallToolResult;
       } catch (err) {
+        const refused = refusalOf(this.config.name, err);
+        if (refused) throw refused;
         await this.markLost(client, err);
         throw err;
       }
@@ -213,14 +234,16 @@ export class McpConnection {
   }
 
   private async dispose(): Promise<void> {
-    const { client, transport } = this;
+    const { client, transport, http } = this;
     this.client = undefined;
     this.transport = undefined;
+    this.http = undefined;
     if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       await transport.terminateSession().catch(() => undefined);
     }
     await client?.close().catch(() => undefined);
     await transport?.close().catch(() => undefined);
+    await http?.close().catch(() => undefined);
   }
 
   /** Reads tools/list page by page within the limits; what was read before an error is kept (partial). */
@@ -275,14 +298,47 @@ export class McpConnection {
     this.options.onChange?.(this);
   }
 
-  private createTransport(): Transport {
+  /**
+   * The server's transport (`transport`, for its pid, session and stderr) and the guard the client
+   * talks through (`guarded`): every message is read within DATAAGENT_MCP_MAX_MESSAGE_BYTES, and
+   * checked for depth before the client sees it. A remote server's requests go to `pinned`.
+   */
+  private createTransport(pinned: PinnedAddress | undefined): { transport: Transport; guarded: MessageGuard } {
     const { config } = this;
-    if (config.transport === 'stdio') return new StdioGroupTransport({ command: config.command!, args: config.args, env: stdioEnvironment(config), cwd: config.cwd });
+    const limit: MessageLimit = { server: config.name, maxBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES };
+    // Assigned below, before the transport starts: nothing arrives earlier.
+    let guard: MessageGuard | undefined;
+    const refuse = (error: McpMessageTooLargeError, head: string) => guard?.refuseOversized(error, head);
+    const transport = this.openTransport(limit, pinned, refuse);
+    guard = new MessageGuard(transport, { server: config.name, maxDepth: MAX_JSON_DEPTH });
+    return { transport, guarded: guard };
+  }
+
+  private openTransport(limit: MessageLimit, pinned: PinnedAddress | undefined, refuse: (error: McpMessageTooLargeError, head: string) => void): Transport {
+    const { config } = this;
+    if (config.transport === 'stdio') {
+      return new StdioGroupTransport({
+        command: config.command!,
+        args: config.args,
+        env: stdioEnvironment(config),
+        cwd: config.cwd,
+        launch: this.options.launchStdio,
+        name: config.name,
+        maxMessageBytes: limit.maxBytes,
+        onOversized: refuse,
+      });
+    }
     const requestInit: RequestInit = config.headers ? { headers: config.headers } : {};
     const url = new URL(config.url!);
-    return config.transport === 'sse'
-      ? new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders(config.headers) } })
-      : new StreamableHTTPClientTransport(url, { requestInit, fetch: droppedStreamFetch() });
+    this.http = pinned ? pinnedFetch(pinned) : undefined;
+    const base = this.http?.fetch ?? fetch;
+    if (config.transport !== 'sse') return new StreamableHTTPClientTransport(url, { requestInit, fetch: droppedStreamFetch(boundedFetch(base, limit)) });
+    const onOversizedEvent = (head: string) => {
+      refuse(new McpMessageTooLargeError(config.name, limit.maxBytes), head);
+      // Every answer comes down this one stream, and it is cut: the connection is of no more use.
+      void this.markUnavailable(`its event stream was cut at a message of more than ${formatBytes(limit.maxBytes)} (DATAAGENT_MCP_MAX_MESSAGE_BYTES)`);
+    };
+    return new SSEClientTransport(url, { requestInit, fetch: boundedFetch(base, limit), eventSourceInit: { fetch: withHeaders(boundedFetch(base, limit, onOversizedEvent), config.headers) } });
   }
 
   private reasonFor(err: unknown): string {
@@ -299,8 +355,12 @@ export class McpConnection {
 }
 
 /** The SSE transport's GET goes through EventSource, which takes headers only through its fetch. */
-function withHeaders(headers: Record<string, string> | undefined) {
-  return (url: string | URL, init?: RequestInit) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string> | undefined), ...headers } });
+function withHeaders(base: FetchLike, headers: Record<string, string> | undefined): FetchLike {
+  return (url, init) => {
+    const merged = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(headers ?? {})) merged.set(name, value);
+    return base(url, { ...init, headers: merged });
+  };
 }
 
 function describe(err: unknown): string {

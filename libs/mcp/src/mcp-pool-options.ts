@@ -3,9 +3,9 @@ import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
 import { MCP_POOL_DEFAULTS, type McpPoolOptions } from './mcp-pool.js';
 
 /**
- * A worker's pool options from its configuration: caps, timeouts, the health interval, and the
- * outbound address check for remote servers (no private or loopback address unless allowlisted,
- * as for http_request).
+ * A worker's pool options from its configuration: caps, timeouts, the health interval, the bytes
+ * one message may have, and the outbound address check for remote servers (no private or loopback
+ * address unless allowlisted, as for http_request), whose approved address each connection is pinned to.
  */
 export function poolOptionsFor(config: McpRuntimeConfig, maxServersPerUser: number, outboundAllowlist: readonly string[]): McpPoolOptions {
   return {
@@ -15,9 +15,7 @@ export function poolOptionsFor(config: McpRuntimeConfig, maxServersPerUser: numb
     connectTimeoutMs: config.connectTimeoutSeconds * 1000,
     idleMs: config.idleSeconds * 1000,
     pingIntervalMs: config.pingIntervalSeconds * 1000,
-    checkUrl: async (url) => {
-      const check = await checkOutboundUrl(url, { allowlist: outboundAllowlist });
-      return check.ok ? null : check.reason;
-    },
+    maxMessageBytes: config.maxMessageBytes,
+    checkUrl: (url) => checkOutboundUrl(url, { allowlist: outboundAllowlist }),
   };
 }

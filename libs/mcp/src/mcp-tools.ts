@@ -4,6 +4,7 @@ import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { Tool, ToolResult } from '#core/tools/tool.js';
 import { HttpConnectionError } from './dropped-stream-fetch.js';
 import { McpUnavailableError, PROGRESS_MAX_FACTOR, type McpToolEntry } from './mcp-connection.js';
+import { McpMessageTooDeepError, McpMessageTooLargeError } from './message-limits.js';
 import type { McpLease } from './mcp-pool.js';
 
 /** A tool's name in events, the audit and the API: `server.tool`. */
@@ -113,7 +114,7 @@ export function renderResult(result: CallToolResult): ToolResult {
 }
 
 /** Why a call failed, in the audit's and the model's words. */
-export type McpFailureReason = 'unavailable' | 'unauthorized' | 'unreachable' | 'connection_lost' | 'timeout' | 'invalid_output' | 'server_error' | 'failed';
+export type McpFailureReason = 'unavailable' | 'unauthorized' | 'unreachable' | 'connection_lost' | 'timeout' | 'invalid_output' | 'too_large' | 'server_error' | 'failed';
 
 interface Failure {
   reason: McpFailureReason;
@@ -133,6 +134,16 @@ function classify(server: string, tool: string, err: unknown, timeoutMs: number,
       status: 'timeout',
       message: `${name} did not answer within ${timeoutMs} ms; the call was cancelled, but whether it took effect is unknown. It changes things: check before calling it again.`,
     };
+  }
+  if (err instanceof McpMessageTooLargeError) {
+    return {
+      reason: 'too_large',
+      retry: false,
+      message: `${err.message}, so the answer of ${name} was dropped unread. The same call will fail again: ask for less (a narrower query, fewer rows, one page) or use another tool.`,
+    };
+  }
+  if (err instanceof McpMessageTooDeepError) {
+    return { reason: 'invalid_output', retry: false, message: `${name} returned output that cannot be read (${err.message}). The server is at fault; trying again will not help.` };
   }
   if (err instanceof McpUnavailableError) {
     return { reason: 'unavailable', retry: err.retryable, message: `${err.message}. ${err.retryable ? 'Trying again later may work.' : 'Trying again will not help until its configuration is fixed.'}` };

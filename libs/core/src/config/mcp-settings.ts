@@ -38,6 +38,13 @@ export class McpRuntimeConfig {
   @Env('DATAAGENT_AUDIT_PAYLOADS', 'bool') @IsBoolean({ message: 'must be true or false' })
   auditPayloads = false;
 
+  /**
+   * Bytes one message from an MCP server may have (a stdio line, an HTTP body, an SSE event). It
+   * is counted while it is read, and a larger one is dropped unparsed: its call fails, saying so.
+   */
+  @Env('DATAAGENT_MCP_MAX_MESSAGE_BYTES', 'int') @IsInt() @Min(1024) @Max(1024 * 1024 * 1024)
+  maxMessageBytes = 4 * 1024 * 1024;
+
   /** Seconds between health pings of a connected server. */
   @Env('DATAAGENT_MCP_PING_INTERVAL', 'int') @IsInt() @Min(1)
   pingIntervalSeconds = 30;

@@ -76,7 +76,7 @@ export async function guardedFetch(url: string | URL, init: GuardedRequestInit =
   for (let redirects = 0; ; redirects++) {
     const check = await checkOutboundUrl(current, policy, signal);
     if (!check.ok) throw checkFailure(check.reason, check.interrupted, timeout);
-    const dispatcher = pinnedAgent(check.address, check.family);
+    const dispatcher = pinnedAgent(check.address, check.family, 1);
     try {
       const response = await fetch(check.url, { method, headers, body, redirect: 'manual', signal, dispatcher }).catch((err: unknown) => {
         throw translate(err, signal, timeout);
@@ -113,13 +113,18 @@ export async function guardedFetch(url: string | URL, init: GuardedRequestInit =
   }
 }
 
-/** An agent whose sockets connect only to the approved address, whatever DNS says now. */
-function pinnedAgent(address: string, family: 4 | 6): Agent {
+/**
+ * An undici agent whose sockets connect only to the approved address, whatever DNS says now: its
+ * lookup answers that address for any host, while TLS still checks the certificate against the
+ * URL's host name. Also used for MCP servers, whose connections must stay where they were checked.
+ * @param connections Sockets per origin; unlimited when absent.
+ */
+export function pinnedAgent(address: string, family: 4 | 6, connections?: number): Agent {
   const lookup = (_host: string, opts: LookupOneOptions & { all?: boolean }, cb: (...args: unknown[]) => void) => {
     if (opts?.all) cb(null, [{ address, family } satisfies LookupAddress]);
     else cb(null, address, family);
   };
-  return new Agent({ connect: { lookup } as never, connections: 1 });
+  return new Agent({ connect: { lookup } as never, ...(connections === undefined ? {} : { connections }) });
 }
 
 async function readCapped(response: Response, maxBytes: number, signal: AbortSignal, timeout: AbortSignal): Promise<Uint8Array> {

@@ -1,0 +1,171 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Socket } from 'socket.io-client';
+import type { EventDict } from '#core/events/execution-event.js';
+import { assertWellFormedRun, connectChat } from './support/chat-clients.js';
+import { EventCollector, sendChat } from './support/event-waits.js';
+import { FAULT_SERVER, killRecordedServers, startFaultHttp, type FaultHttpServer } from './support/mcp-fault-servers.js';
+import { freePort } from './support/mcp-servers.js';
+import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
+
+/** The servers' timeout_ms: a call must end within it plus 10 %, however large its answer. */
+const TIMEOUT_MS = 5_000;
+
+/**
+ * MCP servers that answer what no worker should swallow whole, through the real gateway and
+ * worker with the scripted LLM: 100 MB over stdio and over streamable HTTP, structuredContent
+ * nested 10,000 deep. Each such call fails as a tool error that says why, within its timeout,
+ * without the worker's memory growing by the answer's size, and the run goes on to its one done.
+ * Meanwhile another user's plain chats on the same worker answer about as fast as on an idle
+ * system (before this bound, a 50 MB answer blocked the worker's event loop for 15 s).
+ */
+describe('MCP messages are bounded before they are parsed', () => {
+  let system: TestSystem;
+  let dir: string;
+  let http: FaultHttpServer;
+  let alice: Socket;
+  let bob: Socket;
+  let aliceEvents: EventCollector;
+  let bobEvents: EventCollector;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'da-mcp-limits-'));
+    const port = await freePort();
+    http = await startFaultHttp('http-huge', port, join(dir, 'bighttp.jsonl'));
+    const file = join(dir, 'mcp.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          bigio: { command: process.execPath, args: [FAULT_SERVER, 'huge'], timeout_ms: TIMEOUT_MS },
+          bighttp: { url: http.url, timeout_ms: TIMEOUT_MS },
+        },
+      }),
+    );
+    system = await TestSystem.start({
+      env: { DATAAGENT_MCP_CONFIG: file, DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${port}`, DATAAGENT_MCP_PING_INTERVAL: '3600' },
+    });
+    [alice, bob] = await Promise.all([connectChat(system.url, TEST_API_KEY), connectChat(system.url, OTHER_API_KEY)]);
+    [aliceEvents, bobEvents] = [new EventCollector(alice), new EventCollector(bob)];
+    // Both servers connected and every code path warm before anything is measured.
+    await runToDone(alice, aliceEvents, '[[tool:bigio__echo {"message":"warm"}]]');
+    await runToDone(alice, aliceEvents, '[[tool:bighttp__echo {"message":"warm"}]]');
+    await runToDone(bob, bobEvents, 'hello');
+  });
+
+  afterAll(async () => {
+    alice?.disconnect();
+    bob?.disconnect();
+    await system?.stop();
+    await http?.stop();
+    if (dir) {
+      killRecordedServers(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /** Sends a chat and waits for its done; returns the run's events. */
+  async function runToDone(socket: Socket, events: EventCollector, message: string): Promise<EventDict[]> {
+    const ack = await sendChat(socket, { message });
+    await events.done(ack.run_id, 120_000);
+    const run = events.ofRun(ack.run_id);
+    assertWellFormedRun(run);
+    return run;
+  }
+
+  /** Milliseconds from sending Bob's plain chat to its done. */
+  async function plainChatMs(): Promise<number> {
+    const started = performance.now();
+    const run = await runToDone(bob, bobEvents, 'hello');
+    expect(run.at(-1)).toMatchObject({ event_type: 'done', cancelled: false });
+    return performance.now() - started;
+  }
+
+  /** The worker's resident memory, in MiB (VmRSS of /proc/<pid>/status). */
+  function workerRssMb(): number {
+    const status = readFileSync(`/proc/${system.workers[0]!.proc.pid}/status`, 'utf8');
+    return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)![1]) / 1024;
+  }
+
+  /**
+   * Alice calls `tool`; while her call is in flight, Bob chats again and again. Returns her run,
+   * the call's duration, Bob's idle and in-flight latencies and the worker's RSS growth.
+   */
+  async function underLoad(tool: string, args: Record<string, unknown>) {
+    const idle = [await plainChatMs(), await plainChatMs(), await plainChatMs()];
+    const rssBefore = workerRssMb();
+    const ack = await sendChat(alice, { message: `[[tool:${tool} ${JSON.stringify(args)}]]` });
+    await aliceEvents.next((e) => e.run_id === ack.run_id && e.event_type === 'tool_call', 30_000);
+    let answered = false;
+    const result = aliceEvents.next((e) => e.run_id === ack.run_id && e.event_type === 'tool_result', 120_000).finally(() => (answered = true));
+    // At least one of Bob's chats is started while the call is in flight, however fast it ends.
+    const loaded: number[] = [];
+    do loaded.push(await plainChatMs());
+    while (!answered);
+    await result;
+    await aliceEvents.done(ack.run_id, 120_000);
+    const rssAfter = workerRssMb();
+    const run = aliceEvents.ofRun(ack.run_id);
+    assertWellFormedRun(run);
+    const call = run.find((e) => e.event_type === 'tool_call')!;
+    const toolResult = run.find((e) => e.event_type === 'tool_result')!;
+    return {
+      run,
+      toolResult,
+      callMs: Date.parse(String(toolResult.timestamp)) - Date.parse(String(call.timestamp)),
+      idleMs: Math.max(...idle),
+      loadedMs: Math.max(...loaded),
+      loadedChats: loaded.length,
+      rssGrowthMb: rssAfter - rssBefore,
+    };
+  }
+
+  function report(what: string, o: Awaited<ReturnType<typeof underLoad>>): void {
+    console.log(
+      `${what}: call ended after ${o.callMs} ms (timeout_ms ${TIMEOUT_MS}); Bob's plain chat idle ${o.idleMs.toFixed(0)} ms, ` +
+        `during the call ${o.loadedMs.toFixed(0)} ms (worst of ${o.loadedChats}); worker RSS grew ${o.rssGrowthMb.toFixed(1)} MiB`,
+    );
+  }
+
+  /** The checks every oversized call passes: a tool error that says why, in time, memory kept, the run on to done, Bob unaffected. */
+  function expectBounded(o: Awaited<ReturnType<typeof underLoad>>): void {
+    expect(o.toolResult.status).toBe('error');
+    expect(JSON.stringify(o.toolResult.result)).toContain('sent a message of more than 4 MiB (DATAAGENT_MCP_MAX_MESSAGE_BYTES)');
+    expect(o.callMs).toBeLessThanOrEqual(TIMEOUT_MS * 1.1);
+    expect(o.rssGrowthMb).toBeLessThan(100);
+    // The model was told, and answered: the run went on to its one done.
+    expect(o.run.map((e) => e.event_type).slice(-2)).toEqual(['text', 'done']);
+    expect(o.run.at(-1)).toMatchObject({ cancelled: false });
+    // Generous: the fault this guards against made it 15 s.
+    expect(o.loadedMs).toBeLessThan(2_000);
+  }
+
+  it('a stdio tool answering 100 MB fails within its timeout as a tool error; another user’s chat is not held up', async () => {
+    const outcome = await underLoad('bigio__dump', { megabytes: 100 });
+    report('stdio, 100 MB answer', outcome);
+    expectBounded(outcome);
+    // The server stays usable: the rest of the huge line was dropped, not parsed.
+    const again = await runToDone(alice, aliceEvents, '[[tool:bigio__echo {"message":"still here"}]]');
+    expect(again.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'success', result: 'Echo: still here' });
+  });
+
+  it('a streamable HTTP tool answering 100 MB fails within its timeout as a tool error; another user’s chat is not held up', async () => {
+    const outcome = await underLoad('bighttp__dump', { megabytes: 100 });
+    report('streamable HTTP, 100 MB answer', outcome);
+    expectBounded(outcome);
+    const again = await runToDone(alice, aliceEvents, '[[tool:bighttp__echo {"message":"still here"}]]');
+    expect(again.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'success', result: 'Echo: still here' });
+  });
+
+  it('structuredContent nested 10,000 deep is a tool error, and the run goes on to done', async () => {
+    for (const server of ['bigio', 'bighttp']) {
+      const run = await runToDone(alice, aliceEvents, `[[tool:${server}__deep {"levels":10000}]]`);
+      const result = run.find((e) => e.event_type === 'tool_result')!;
+      expect(result.status).toBe('error');
+      expect(JSON.stringify(result.result)).toContain(`MCP server ${server} sent JSON nested more than 100 levels deep`);
+      expect(run.map((e) => e.event_type).slice(-2)).toEqual(['text', 'done']);
+      expect(run.at(-1)).toMatchObject({ cancelled: false });
+    }
+  });
+});
