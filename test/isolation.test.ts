@@ -65,6 +65,8 @@ describe('two tenants attacking each other', () => {
     system = await TestSystem.start({
       workers: 1,
       env: {
+        // The operator's shop server records its host pid for killRecordedServers, which a sandbox's own PID namespace would hide; test/sandbox-red-team.test.ts covers sandboxed servers.
+        DATAAGENT_SANDBOX: 'none',
         DATAAGENT_MULTI_TENANT: 'true',
         DATAAGENT_API_KEYS: CALLERS.map((c) => `${c.key}:${c.tenant}:${c.user}:${c.role}`).join(','),
         DATAAGENT_MCP_CONFIG: mcpConfig,

@@ -46,7 +46,8 @@ describe('governed MCP calls', () => {
       }),
     );
     system = await TestSystem.start({
-      env: { DATAAGENT_MCP_CONFIG: file, DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob,${ADMIN}:acme:carol:admin,${OTHER_ADMIN}:globex:dave:admin` },
+      // The servers write record files outside any workspace, which a sandbox would refuse; test/sandbox-red-team.test.ts covers sandboxed servers.
+      env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MCP_CONFIG: file, DATAAGENT_API_KEYS: `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob,${ADMIN}:acme:carol:admin,${OTHER_ADMIN}:globex:dave:admin` },
     });
   });
   afterAll(async () => {

@@ -33,7 +33,8 @@ describe('tenants', () => {
     writeFileSync(mcpConfig, JSON.stringify({ servers: [{ name: 'shop', command: process.execPath, args: [FAULT_SERVER, 'shop', '--record', join(dir, 'shop.jsonl')] }] }));
     system = await TestSystem.start({
       workers: 1,
-      env: { DATAAGENT_MULTI_TENANT: 'true', DATAAGENT_TENANT_CACHE_SECONDS: String(CACHE_SECONDS), DATAAGENT_API_KEYS: KEYS, DATAAGENT_MCP_CONFIG: mcpConfig, DATAAGENT_MCP_TOOL_INJECTION: 'all', DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1', DATAAGENT_HITL_TOOLS: 'http_request' },
+      // The operator's shop server records its host pid for killRecordedServers, which a sandbox's own PID namespace would hide; test/sandbox-red-team.test.ts covers sandboxed servers.
+      env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MULTI_TENANT: 'true', DATAAGENT_TENANT_CACHE_SECONDS: String(CACHE_SECONDS), DATAAGENT_API_KEYS: KEYS, DATAAGENT_MCP_CONFIG: mcpConfig, DATAAGENT_MCP_TOOL_INJECTION: 'all', DATAAGENT_OUTBOUND_ALLOWLIST: '127.0.0.1', DATAAGENT_HITL_TOOLS: 'http_request' },
       extraGateways: [{}],
     });
     second = system.extraGateways[0]!;
