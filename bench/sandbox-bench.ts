@@ -3,7 +3,6 @@
  * and a stdio MCP server (spawned to its first tools/list answer), in bubblewrap and as a plain
  * child of the worker, measured alternately in one process on this machine.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,8 +25,7 @@ const EVERYTHING = path.join(repoRoot, 'node_modules/@modelcontextprotocol/serve
 function timeStart(sandbox: Sandbox, command: SandboxedCommand, input?: string, until?: (out: string) => boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const plan = sandbox.plan(command);
-    const child = spawn(plan.file, plan.args, { env: plan.env, cwd: plan.cwd, uid: plan.uid, gid: plan.gid, stdio: ['pipe', 'pipe', 'ignore'], detached: true });
+    const child = sandbox.spawn(command, ['pipe', 'pipe', 'ignore']);
     let out = '';
     let done = false;
     const finish = () => {

@@ -81,7 +81,7 @@ export async function ensureServerPackages({ log = (line) => process.stderr.writ
 
 /**
  * Installs bubblewrap (the sandbox of users' shell commands, skill scripts and stdio MCP servers)
- * and passt (a network of their own for the servers an operator grants one) when missing.
+ * and slirp4netns (a network of their own for the servers an operator grants one) when missing.
  *
  * @param {{ log?: (line: string) => void }} [options] Where progress goes (stderr by default).
  * @throws {Error} When the packages cannot be installed (with the command that failed).
@@ -89,7 +89,7 @@ export async function ensureServerPackages({ log = (line) => process.stderr.writ
 export function ensureSandboxPackages({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
   const missing = [];
   if (!findExecutable('bwrap')) missing.push('bubblewrap');
-  if (!findExecutable('pasta')) missing.push('passt');
+  if (!findExecutable('slirp4netns')) missing.push('slirp4netns');
   if (missing.length === 0) return;
   aptInstall(missing, missing, log);
   if (!findExecutable('bwrap')) throw new Error('apt-get finished but bwrap is still not on PATH.');

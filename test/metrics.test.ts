@@ -119,7 +119,8 @@ describe('metrics', () => {
     const file = join(dir, 'mcp.json');
     writeFileSync(file, JSON.stringify({ servers: [{ name: 'shop', command: process.execPath, args: [FAULT_SERVER, 'shop', '--record', join(dir, 'shop.jsonl')] }] }));
     // One slot: a second run waits in the queue while the first streams.
-    system = await TestSystem.start({ env: { DATAAGENT_MCP_CONFIG: file, DATAAGENT_WORKER_CONCURRENCY: '1' } });
+    // killRecordedServers reads the shop server's host pid, which a sandbox's own PID namespace would hide; test/sandbox-red-team.test.ts covers sandboxed servers.
+    system = await TestSystem.start({ env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MCP_CONFIG: file, DATAAGENT_WORKER_CONCURRENCY: '1' } });
   });
   afterAll(async () => {
     await system?.stop();

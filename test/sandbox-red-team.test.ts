@@ -36,7 +36,16 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
     writeFileSync(join(skill, 'scripts', 'run.sh'), '#!/bin/sh\nexec /bin/sh -c "$1"\n');
     chmodSync(join(skill, 'scripts', 'run.sh'), 0o755);
     const mcpConfig = join(dir, 'mcp.json');
-    writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { probe: { command: process.execPath, args: [PROBE_SERVER] } } }));
+    writeFileSync(
+      mcpConfig,
+      JSON.stringify({
+        mcpServers: {
+          probe: { command: process.execPath, args: [PROBE_SERVER] },
+          // The operator grants this one a network: a namespace of its own, still without the host's loopback.
+          netprobe: { command: process.execPath, args: [PROBE_SERVER], sandbox: { network: true } },
+        },
+      }),
+    );
     system = await TestSystem.start({
       env: {
         DATAAGENT_SANDBOX: 'bwrap',
@@ -58,26 +67,20 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Runs `message` as alice, approving every approval request; returns the run's tool results. */
+  /** Runs `message` as alice, approving each approval request as it arrives; returns the run's tool results. */
   async function run(message: string): Promise<EventDict[]> {
-    const ack = await sendChat(alice, { message });
-    expect(ack.ok).toBe(true);
-    const approvals = new Set<string>();
-    const approve = async () => {
-      for (const request of aliceEvents.ofRun(ack.run_id).filter((e) => e.event_type === 'hitl_request')) {
-        const id = String(request.request_id);
-        if (approvals.has(id)) continue;
-        approvals.add(id);
-        await sendMessage(alice, 'hitl_decision', { request_id: id, decision: 'approve' });
-      }
+    const approve = (event: EventDict) => {
+      if (event.event_type === 'hitl_request') void sendMessage(alice, 'hitl_decision', { request_id: String(event.request_id), decision: 'approve' });
     };
-    const timer = setInterval(() => void approve(), 50);
+    alice.on('event', approve);
     try {
+      const ack = await sendChat(alice, { message });
+      expect(ack.ok).toBe(true);
       await aliceEvents.done(ack.run_id, 60_000);
+      return aliceEvents.ofRun(ack.run_id).filter((e) => e.event_type === 'tool_result');
     } finally {
-      clearInterval(timer);
+      alice.off('event', approve);
     }
-    return aliceEvents.ofRun(ack.run_id).filter((e) => e.event_type === 'tool_result');
   }
 
   /** The output a tool's result carried: the shell's or a skill's `{exit_code, stdout, stderr}`, or the probe server's, as JSON text. */
@@ -180,6 +183,14 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
     expectConfined(findings);
   });
 
+  it("an operator's server granted a network gets one of its own, still without the host's loopback services", async () => {
+    const [result] = await run(`[[tool:netprobe__run ${JSON.stringify({ command: `p() { n=$1; shift; if sh -c "$*" >/dev/null 2>&1; then echo "$n=reached"; else echo "$n=blocked"; fi; }\np control_network "grep -q tap0 /proc/net/dev"\n${probeScript()}` })}]]`);
+    const findings = findingsOf(outputOf(result).stdout);
+    console.log(`red team, networked stdio MCP server: ${JSON.stringify(findings)}`);
+    expect(findings.control_network).toBe('reached');
+    expectConfined(findings);
+  });
+
   /** Host processes whose command line contains `marker`. */
   function hostProcessesWith(marker: string): number[] {
     const pids: number[] = [];
@@ -226,6 +237,18 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
       console.log(`red team, 2 GB allocation: exit ${output.exit_code}, ${output.stderr.split('\n').find((l) => /Error/.test(l)) ?? output.stderr.slice(0, 200)}`);
       expect(output.exit_code).not.toBe(0);
       expect(output.stdout).not.toContain(String(2 * 1024 ** 3));
+
+      // Memory is bounded for the sandbox as a whole, not only per process: four processes of
+      // 300 MB each (each under the per-process limit) do not all get theirs.
+      const bounds = system.workers[0].output.map((line) => /"bounds":"([^"]+)"/.exec(line)?.[1]).find(Boolean);
+      console.log(`red team, sandbox bounds: ${bounds}`);
+      if (bounds?.startsWith('cgroup')) {
+        const hog = 'node -e "const b = Buffer.alloc(300 * 1024 ** 2, 1); setTimeout(() => console.log(b.length), 1500)"';
+        const [many] = await run(`[[tool:shell ${JSON.stringify({ command: `for i in 1 2 3 4; do ${hog} & done; wait` })}]]`);
+        const allocated = outputOf(many).stdout.split('\n').filter((l) => l.trim() === String(300 * 1024 ** 2)).length;
+        console.log(`red team, 4 × 300 MB in one sandbox: ${allocated} got theirs`);
+        expect(allocated).toBeLessThan(4);
+      }
 
       // The limits belonged to those commands: the next one runs as usual.
       const [after] = await run(`[[tool:shell ${JSON.stringify({ command: 'echo fine' })}]]`);

@@ -84,7 +84,8 @@ describe('traces', () => {
       file,
       JSON.stringify({ servers: [{ name: 'shop', command: process.execPath, args: [FAULT_SERVER, 'shop', '--record', join(dir, 'shop.jsonl')], tools: { report: { timeout_ms: 300 } } }] }),
     );
-    system = await TestSystem.start({ env: { DATAAGENT_MCP_CONFIG: file, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' } });
+    // killRecordedServers reads the shop server's host pid, which a sandbox's own PID namespace would hide; test/sandbox-red-team.test.ts covers sandboxed servers.
+    system = await TestSystem.start({ env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MCP_CONFIG: file, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' } });
   });
   afterAll(async () => {
     await system?.stop();

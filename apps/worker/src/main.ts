@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   // Checked before anything starts: a worker that would run users' processes unconfined says so now.
   const sandbox = await chooseSandbox(settings.sandbox);
+  if (sandbox.sandbox.kind === 'bwrap') logger.info({ bounds: sandbox.bounds }, 'users\' processes run in bubblewrap');
   if (sandbox.sandbox.kind === 'none') {
     if (settings.tenancy.multiTenant && settings.tools.shellEnabled) {
       console.error(`DATAAGENT_SHELL_ENABLED=true in multi-tenant mode needs the sandbox, and this worker has none: ${sandbox.reason}`);

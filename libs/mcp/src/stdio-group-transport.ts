@@ -1,11 +1,11 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { BoundedLineReader } from './bounded-line-reader.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, McpMessageTooLargeError } from './message-limits.js';
-import type { SpawnPlan } from '#core/sandbox/sandbox.js';
+import type { SandboxedCommand } from '#core/sandbox/sandbox.js';
 
 export interface StdioGroupOptions {
   command: string;
@@ -24,8 +24,8 @@ export interface StdioGroupOptions {
    * transport does not track requests, so whoever does fails the one it answered. Absent: `onerror`.
    */
   onOversized?: (error: McpMessageTooLargeError, head: string) => void;
-  /** Starts the server in a sandbox: the spawn for this command, env and folder. Absent: spawned as it is. */
-  launch?: (command: { command: string; args: string[]; env: Record<string, string>; cwd?: string }) => Promise<SpawnPlan>;
+  /** Starts the server in a sandbox (its own process group, stdio piped); absent: spawned as it is. */
+  launch?: (command: Pick<SandboxedCommand, 'command' | 'args' | 'env' | 'cwd'>) => Promise<ChildProcess>;
 }
 
 /** Lines of a server's stderr kept for error messages. */
@@ -72,14 +72,9 @@ export class StdioGroupTransport implements Transport {
 
   async start(): Promise<void> {
     const { command, args = [], env = {}, cwd, launch } = this.options;
-    const plan = launch ? await launch({ command, args, env, ...(cwd ? { cwd } : {}) }) : undefined;
+    const launched = launch ? await launch({ command, args, env, ...(cwd ? { cwd } : {}) }) : undefined;
     await new Promise<void>((resolve, reject) => {
-      const child = (
-        plan
-          ? spawn(plan.file, plan.args, { env: plan.env, cwd: plan.cwd, uid: plan.uid, gid: plan.gid, stdio: ['pipe', 'pipe', 'pipe', ...plan.fds], detached: true })
-          : spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
-      ) as ChildProcessByStdio<Writable, Readable, Readable>;
-      plan?.release();
+      const child = (launched ?? spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })) as ChildProcessByStdio<Writable, Readable, Readable>;
       this.child = child;
       this.exited = new Promise((done) => child.once('exit', () => done()));
       child.once('error', (err) => {

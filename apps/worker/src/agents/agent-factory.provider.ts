@@ -33,7 +33,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
     sandbox.kind === 'none' && settings.tenancy.multiTenant
       ? {
           kind: 'none',
-          plan: () => {
+          spawn: () => {
             throw new SandboxError('refused', `skill scripts run only in the sandbox in multi-tenant mode, and this worker has none (${place.sandbox.reason ?? 'DATAAGENT_SANDBOX=none'})`);
           },
         }

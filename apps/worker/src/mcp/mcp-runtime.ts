@@ -123,14 +123,16 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
             const workspace = await sandboxed.workspaceFor(scope).ensure();
             const resolved = findExecutable(command.command, command.env.PATH) ?? command.command;
             const user = sandboxed.sandbox.userFor?.(scope.tenantId, scope.userId);
-            return sandboxed.sandbox.plan({
+            return sandboxed.sandbox.spawn({
               ...command,
+              // The worker's HOME is not in the sandbox: the server's home is the user's workspace.
+              env: { ...command.env, HOME: workspace, TMPDIR: '/tmp' },
               workspace,
               ...(user ? { user } : {}),
               readOnly: [...installFolders(resolved, command.args, existsSync), ...(server.sandbox?.readOnly ?? [])],
               ...(server.sandbox?.readWrite ? { readWrite: server.sandbox.readWrite } : {}),
               ...(server.sandbox?.network ? { network: true } : {}),
-            });
+            }, ['pipe', 'pipe', 'pipe']);
           },
         }
       : {}),

@@ -1,16 +1,18 @@
-import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { chown } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SandboxConfig } from '../config/sandbox-settings.js';
 import { BwrapSandbox, NoSandbox, type Sandbox } from './sandbox.js';
+import { SandboxCgroups } from './sandbox-cgroups.js';
 
 /** What the worker runs users' processes in, and why when that is no sandbox. */
 export interface SandboxChoice {
   sandbox: Sandbox;
   /** Set when `sandbox` is `none`: what is missing, in words an operator can act on. */
   reason?: string;
+  /** How a whole sandbox is bounded: control groups (`cgroup v1`/`v2`), or per-process limits only. */
+  bounds?: string;
   /** The OS user that must own a caller's workspace for the sandbox to write it (the worker runs as root), else undefined. */
   ownerFor?: (tenantId: string, userId: string) => { uid: number; gid: number } | undefined;
 }
@@ -39,15 +41,18 @@ export async function chooseSandbox(config: SandboxConfig): Promise<SandboxChoic
   if (config.mode === 'none') return { sandbox: new NoSandbox(), reason: 'DATAAGENT_SANDBOX=none' };
   const problem = await probeBwrap(config);
   if (problem === undefined) {
+    const root = typeof process.getuid === 'function' && process.getuid() === 0;
+    const cgroups = root ? SandboxCgroups.detect() : undefined;
     const sandbox = new BwrapSandbox({
       bwrap: findExecutable('bwrap'),
-      pasta: findExecutable('pasta'),
+      slirp4netns: findExecutable('slirp4netns'),
       prlimit: findExecutable('prlimit'),
       setpriv: findExecutable('setpriv'),
       uid: config.uidBase,
+      ...(cgroups ? { cgroups } : {}),
       limits: { memoryBytes: config.memoryBytes, processes: config.processes, cpuSeconds: config.cpuSeconds, fileBytes: config.fileBytes, openFiles: config.openFiles },
     });
-    return { sandbox, ownerFor: (tenantId, userId) => sandbox.userFor(tenantId, userId) };
+    return { sandbox, bounds: cgroups ? `cgroup ${cgroups.version}` : 'per-process limits', ownerFor: (tenantId, userId) => sandbox.userFor(tenantId, userId) };
   }
   if (config.mode === 'bwrap') throw new Error(`DATAAGENT_SANDBOX=bwrap, but bubblewrap does not work here: ${problem}`);
   return { sandbox: new NoSandbox(), reason: problem };
@@ -67,10 +72,9 @@ async function probeBwrap(config: SandboxConfig): Promise<string | undefined> {
     const sandbox = new BwrapSandbox({ bwrap, prlimit, ...(setpriv ? { setpriv } : {}), uid: config.uidBase });
     const user = sandbox.userFor('probe', 'probe');
     if (user) await chown(workspace, user.uid, user.gid);
-    const plan = sandbox.plan({ command: '/bin/sh', args: ['-c', 'echo ok > probe && cat probe'], env: { PATH: '/usr/bin:/bin' }, workspace, ...(user ? { user } : {}) });
+    const command = { command: '/bin/sh', args: ['-c', 'echo ok > probe && cat probe'], env: { PATH: '/usr/bin:/bin' }, workspace, ...(user ? { user } : {}) };
     const outcome = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(plan.file, plan.args, { env: plan.env, cwd: plan.cwd, uid: plan.uid, gid: plan.gid, stdio: ['ignore', 'pipe', 'pipe', ...plan.fds] });
-      plan.release();
+      const child = sandbox.spawn(command, ['ignore', 'pipe', 'pipe']);
       let output = '';
       child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

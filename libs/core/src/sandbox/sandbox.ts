@@ -1,6 +1,9 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { SandboxCgroups } from './sandbox-cgroups.js';
 
 /** How processes a user causes are confined: `bwrap` (bubblewrap namespaces) or `none` (the worker's own user and view). */
 export type SandboxKind = 'bwrap' | 'none';
@@ -9,7 +12,7 @@ export type SandboxKind = 'bwrap' | 'none';
 export interface SandboxLimits {
   /** Private writable memory of each process (RLIMIT_DATA). */
   memoryBytes: number;
-  /** Processes and threads inside one sandbox (RLIMIT_NPROC, counted per sandbox: each has its own user namespace). */
+  /** Processes and threads (RLIMIT_NPROC): per sandbox when it has a user namespace of its own, per user when a root worker gives each user a uid. */
   processes: number;
   /** CPU seconds of each process (RLIMIT_CPU). */
   cpuSeconds: number;
@@ -48,52 +51,43 @@ export interface SandboxedCommand {
   readOnly?: readonly string[];
   /** Host folders the operator lets one of its servers write besides the workspace. */
   readWrite?: readonly string[];
-  /** A network namespace of its own with outbound access (never the host's loopback); default none at all. */
+  /** A network namespace of its own with outbound access through slirp4netns (never the host's loopback); default no network at all. */
   network?: boolean;
   limits?: Partial<SandboxLimits>;
   /** The OS user it runs as when the worker runs as root (see {@link BwrapSandbox.userFor}); default the first of the range. */
   user?: { uid: number; gid: number };
 }
 
-/** How to start a sandboxed command with `child_process.spawn`. */
-export interface SpawnPlan {
-  file: string;
-  args: string[];
-  /** The environment of the started process itself (for bwrap: empty, so the sandbox's /proc/1/environ holds nothing). */
-  env: Record<string, string>;
-  cwd: string;
-  /** Descriptors the started process inherits as fd 3, 4, …; close them with {@link SpawnPlan.release} once spawned. */
-  fds: number[];
-  /** The OS user and group to start it as (set when the worker runs as root), else undefined. */
-  uid?: number;
-  gid?: number;
-  /** Closes the descriptors opened for the plan. Idempotent. */
-  release(): void;
-}
+/** What becomes of a started command's stdin, stdout and stderr. */
+export type SandboxStdio = ['pipe' | 'ignore', 'pipe' | 'ignore', 'pipe' | 'ignore'];
 
 /** Where processes a user causes are started. */
 export interface Sandbox {
   readonly kind: SandboxKind;
   /** The OS user a caller's commands run as, when the sandbox chooses one (a root worker). */
   userFor?(tenantId: string, userId: string): { uid: number; gid: number } | undefined;
-  /** The spawn for `command`; the caller spawns it `detached` (its own process group) and kills that group to end it. */
-  plan(command: SandboxedCommand): SpawnPlan;
+  /**
+   * Starts `command` leading a process group of its own (`detached`): killing that group ends
+   * it and, in a sandbox, everything it started.
+   * @throws SandboxError when it cannot be started as asked; nothing ran.
+   */
+  spawn(command: SandboxedCommand, stdio: SandboxStdio): ChildProcess;
 }
 
 /** No confinement: the command runs as the worker's OS user and sees what the worker sees. */
 export class NoSandbox implements Sandbox {
   readonly kind = 'none';
 
-  plan(command: SandboxedCommand): SpawnPlan {
-    return { file: command.command, args: [...command.args], env: command.env, cwd: command.cwd ?? command.workspace, fds: [], release: () => undefined };
+  spawn(command: SandboxedCommand, stdio: SandboxStdio): ChildProcess {
+    return spawn(command.command, [...command.args], { cwd: command.cwd ?? command.workspace, env: command.env, stdio, detached: true });
   }
 }
 
 export interface BwrapSandboxOptions {
   /** The bubblewrap binary. Default `bwrap` on the worker's PATH. */
   bwrap?: string;
-  /** The pasta binary (Debian's `passt`) giving networked servers a namespace of their own. Absent: such servers are refused. */
-  pasta?: string;
+  /** The slirp4netns binary giving a networked server a network namespace of its own. Absent: such servers are refused. */
+  slirp4netns?: string;
   /** The prlimit binary (util-linux) that applies the limits inside the sandbox. Default /usr/bin/prlimit. */
   prlimit?: string;
   /** The setpriv binary (util-linux) that drops a root worker's sandbox to its unprivileged user. Default /usr/bin/setpriv. */
@@ -103,6 +97,10 @@ export interface BwrapSandboxOptions {
   uid?: number;
   /** The host's system folders, tested for existence; default {@link SYSTEM_DIRS}. */
   systemDirs?: readonly string[];
+  /** Whether the worker runs as root; default: asked of the process. */
+  root?: boolean;
+  /** Control groups bounding each sandbox as a whole (memory, processes); absent: per-process limits only. */
+  cgroups?: SandboxCgroups;
 }
 
 /** The system's runtime, visible read-only: programs, libraries and the little of /etc they need. */
@@ -133,7 +131,7 @@ const ETC_FILES = [
  * privileges and no capabilities. It sees the
  * system's runtime read-only, the folders it is given (read-only unless it is the workspace),
  * a private /tmp, its own /proc; no other process, no other file of the host, and no network
- * unless granted (then through pasta, which never forwards to the host's loopback). Limits
+ * unless granted (then through slirp4netns, which never forwards to the host's loopback). Limits
  * apply per process through prlimit, and the process count per sandbox. When the command ends
  * or its group is killed, bubblewrap's init dies and the kernel ends everything inside.
  */
@@ -144,7 +142,7 @@ export class BwrapSandbox implements Sandbox {
   private readonly limits: SandboxLimits;
   private readonly system: string[];
   private readonly setpriv: string;
-  private readonly root = typeof process.getuid === 'function' && process.getuid() === 0;
+  private readonly root: boolean;
 
   constructor(private readonly options: BwrapSandboxOptions = {}) {
     this.bwrap = options.bwrap ?? 'bwrap';
@@ -152,6 +150,7 @@ export class BwrapSandbox implements Sandbox {
     this.setpriv = options.setpriv ?? '/usr/bin/setpriv';
     this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
     this.system = systemMounts(options.systemDirs ?? SYSTEM_DIRS);
+    this.root = options.root ?? (typeof process.getuid === 'function' && process.getuid() === 0);
   }
 
   /**
@@ -165,16 +164,65 @@ export class BwrapSandbox implements Sandbox {
     return { uid, gid: uid };
   }
 
-  plan(command: SandboxedCommand): SpawnPlan {
-    if (command.network && !this.options.pasta) throw new SandboxError('network_unavailable', "this worker has no pasta (Debian's passt package), so it cannot give a sandboxed server a network of its own");
+  spawn(command: SandboxedCommand, stdio: SandboxStdio): ChildProcess {
+    if (command.network && !this.options.slirp4netns) throw new SandboxError('network_unavailable', 'this worker has no slirp4netns, so it cannot give a sandboxed server a network of its own');
+    const limits = { ...this.limits, ...command.limits };
+    const group = this.options.cgroups?.create(limits);
+    const args = this.argumentsFor(command);
+    // bubblewrap's own environment is empty: inside, /proc/1/environ is bubblewrap's. With
+    // control groups, a shell joins them first and then becomes bubblewrap, so every process
+    // of the sandbox is born inside them.
+    const [file, fileArgs] = group ? ['/bin/sh', ['-c', JOIN_GROUPS, 'sh', ...group.procs, '--', this.bwrap, ...args]] : [this.bwrap, args];
+    const child = spawn(file, fileArgs, { cwd: '/', env: {}, stdio: command.network ? [...stdio, 'pipe', 'pipe'] : stdio, detached: true });
+    if (group) child.once('close', () => group.remove());
+    if (command.network) this.connect(child);
+    return child;
+  }
+
+  /**
+   * Gives a started sandbox its network: bubblewrap reports its child's pid on fd 3 and waits on
+   * fd 4; slirp4netns then puts a tap device into that network namespace, with no way to the
+   * host's loopback, and the command starts once it is up. slirp4netns ends with the sandbox.
+   */
+  private connect(child: ChildProcess): void {
+    const [info, block] = [child.stdio[3] as Readable, child.stdio[4] as Writable];
+    let text = '';
+    const onInfo = (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
+      if (!pid) return;
+      info.off('data', onInfo);
+      const root = this.root;
+      const slirp = spawn(
+        this.options.slirp4netns!,
+        ['--configure', '--mtu=65520', '--disable-host-loopback', '--enable-sandbox', '--ready-fd=3', '--exit-fd=4', ...(root ? [] : [`--userns-path=/proc/${pid}/ns/user`]), pid, 'tap0'],
+        { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], env: {} },
+      );
+      const ready = slirp.stdio[3] as Readable;
+      ready.once('data', () => block.end('1'));
+      const fail = () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      };
+      slirp.once('error', fail);
+      slirp.once('exit', fail);
+      // Closing the exit fd ends slirp4netns; so does this process dying.
+      child.once('exit', () => (slirp.stdio[4] as Writable).end());
+    };
+    info.on('data', onInfo);
+    info.on('error', () => undefined);
+    block.on('error', () => undefined);
+  }
+
+  /** bubblewrap's arguments for `command` (the whole command line after `bwrap`). */
+  argumentsFor(command: SandboxedCommand): string[] {
     const limits = { ...this.limits, ...command.limits };
     const user = command.user ?? (this.root ? { uid: this.options.uid ?? DEFAULT_SANDBOX_UID_BASE, gid: this.options.uid ?? DEFAULT_SANDBOX_UID_BASE } : undefined);
     const namespaces = this.root
       ? // Root sets up the namespaces with its own rights (so no folder above a workspace needs
         // opening to anyone), and setpriv then drops to the caller's unprivileged user.
-        ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...(command.network ? [] : ['--unshare-net']), '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID']
+        ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID']
       : // A user namespace of its own: the process count is the sandbox's alone.
-        ['--unshare-all', ...(command.network ? ['--share-net'] : []), '--cap-drop', 'ALL'];
+        ['--unshare-all', '--cap-drop', 'ALL'];
     const drop = this.root && user ? [this.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
     const args = [
       '--die-with-parent',
@@ -212,12 +260,14 @@ export class BwrapSandbox implements Sandbox {
       command.workspace,
       '--chdir',
       command.cwd ?? command.workspace,
+      ...(command.network ? ['--info-fd', '3', '--block-fd', '4'] : []),
       '--clearenv',
       ...Object.entries(command.env).flatMap(([name, value]) => ['--setenv', name, value]),
       '--',
       ...drop,
       this.prlimit,
-      `--nproc=${limits.processes}`,
+      // With control groups pids.max counts the sandbox's processes; a root worker's uid is the user's, shared by their sandboxes.
+      ...(this.options.cgroups ? [] : [`--nproc=${limits.processes}`]),
       `--data=${limits.memoryBytes}`,
       `--cpu=${limits.cpuSeconds}`,
       `--fsize=${limits.fileBytes}`,
@@ -226,14 +276,14 @@ export class BwrapSandbox implements Sandbox {
       command.command,
       ...command.args,
     ];
-    // pasta puts bubblewrap in a network namespace whose only way out is pasta's own
-    // translation to the host's sockets; --no-map-gw keeps the host's loopback unreachable.
-    const [file, fileArgs] = command.network ? [this.options.pasta!, ['--quiet', '--config-net', '--no-map-gw', '--', this.bwrap, ...args]] : [this.bwrap, args];
-    return { file, args: fileArgs, env: {}, cwd: '/', fds: [], release: () => undefined };
+    return args;
   }
 }
 
-export type SandboxErrorCode = 'network_unavailable' | 'folder_unavailable' | 'refused';
+/** Joins each control group named before `--`, then runs what follows. */
+const JOIN_GROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+export type SandboxErrorCode = 'network_unavailable' | 'refused';
 
 /** A command the sandbox cannot start as asked; nothing ran. */
 export class SandboxError extends Error {

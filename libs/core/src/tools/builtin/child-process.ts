@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { NoSandbox, type Sandbox, type SandboxedCommand } from '../../sandbox/sandbox.js';
 
 /** The PATH given to commands and scripts instead of the worker's own. */
@@ -37,22 +36,13 @@ export interface ChildProcessOutcome {
  */
 export function runChildProcess(command: SandboxedCommand, o: ChildProcessOptions, sandbox: Sandbox = new NoSandbox()): Promise<ChildProcessOutcome> {
   return new Promise((resolve) => {
-    let plan;
+    let child: ReturnType<Sandbox['spawn']>;
     try {
-      plan = sandbox.plan(command);
+      child = sandbox.spawn(command, ['ignore', 'pipe', 'pipe']);
     } catch (err) {
       resolve({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, cancelled: false, truncated: false, spawnError: err as Error });
       return;
     }
-    const child = spawn(plan.file, plan.args, {
-      cwd: plan.cwd,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', ...plan.fds],
-      env: plan.env,
-      uid: plan.uid,
-      gid: plan.gid,
-    });
-    plan.release();
     const stdout = capture(o.maxOutputBytes);
     const stderr = capture(o.maxOutputBytes);
     child.stdout!.on('data', stdout.add);
