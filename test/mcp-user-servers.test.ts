@@ -109,11 +109,11 @@ describe("users' own MCP servers", () => {
 
     const tools = async (user: string, server: string, key: string) => api(system.url, 'GET', `/users/${user}/mcp-servers/${server}/tools`, { apiKey: key });
     // The worker stores a catalog off the run's path, just after it connects: wait for it to land.
-    const storedTools = async (user: string, key: string) => {
-      let body = (await tools(user, 'mine', key)).body;
-      for (const deadline = Date.now() + 10_000; body.version === null && Date.now() < deadline; ) {
+    const storedTools = async (user: string, key: string, server = 'mine') => {
+      let body = (await tools(user, server, key)).body;
+      for (const deadline = Date.now() + 10_000; (body.version ?? null) === null && Date.now() < deadline; ) {
         await new Promise((r) => setTimeout(r, 100));
-        body = (await tools(user, 'mine', key)).body;
+        body = (await tools(user, server, key)).body;
       }
       return body;
     };
@@ -124,7 +124,8 @@ describe("users' own MCP servers", () => {
     expect((await storedTools('bob', BOB)).tools.map((t: { name: string }) => t.name).sort()).toEqual(['mine.echo', 'mine.wait']);
     // Another user's catalog is not found; the global server's catalog is everyone's.
     expect((await tools('alice', 'mine', BOB)).status).toBe(404);
-    const globalTools = (await tools('bob', 'shared', BOB)).body;
+    // The global server's catalog lands the same way, off the run's path.
+    const globalTools = await storedTools('bob', BOB, 'shared');
     expect(globalTools.scope).toBe('global');
     expect(globalTools.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['shared.echo', 'shared.get-sum']));
     expect((await tools('bob', 'nothing', BOB)).status).toBe(404);

@@ -7,11 +7,11 @@ export class SandboxConfig {
   @Env('DATAAGENT_SANDBOX') @IsOptional() @IsIn(['bwrap', 'none'], { message: 'must be bwrap or none' })
   mode?: 'bwrap' | 'none';
 
-  /** Private memory of each sandboxed process. */
+  /** Memory of each sandboxed process and, with control groups, of one sandbox's processes together. */
   @Env('DATAAGENT_SANDBOX_MEMORY', 'bytes') @IsInt({ message: 'must be a size: bytes, or with a unit (256MB, 1GiB)' }) @Min(16 * 1024 ** 2)
   memoryBytes = 512 * 1024 ** 2;
 
-  /** Processes and threads of one sandbox together. */
+  /** Processes and threads of one sandbox (per user without control groups on a root worker). */
   @Env('DATAAGENT_SANDBOX_PROCESSES', 'int') @IsInt() @Min(4) @Max(100_000)
   processes = 64;
 

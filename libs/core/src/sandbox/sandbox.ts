@@ -10,7 +10,7 @@ export type SandboxKind = 'bwrap' | 'none';
 
 /** Limits of one sandboxed command or server; exceeding one ends it (or fails the call that hit it). */
 export interface SandboxLimits {
-  /** Private writable memory of each process (RLIMIT_DATA). */
+  /** Private writable memory of each process (RLIMIT_DATA), and of the whole sandbox where control groups bound it. */
   memoryBytes: number;
   /** Processes and threads (RLIMIT_NPROC): per sandbox when it has a user namespace of its own, per user when a root worker gives each user a uid. */
   processes: number;
