@@ -9,6 +9,9 @@ import { connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
+/** alice of tenant acme is the attacker; bob is another tenant's user on the same worker. */
+const KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:globex:bob`;
+
 const PROBE_SERVER = fileURLToPath(new URL('./support/mcp-probe-server.mjs', import.meta.url)).replace('/dist/test/', '/test/');
 
 /** What a probe found: `name=reached` or `name=blocked`, plus a few counts. */
@@ -21,7 +24,7 @@ type Findings = Record<string, string>;
  * scripted model. Each probe is also run with a control that must succeed, so a probe that is
  * "blocked" only because its tool is missing would fail the test.
  */
-describe('sandbox: what a hostile user reaches from a shell command, a skill script and a stdio MCP server', () => {
+describe('sandbox: what a hostile user of a shared, multi-tenant deployment reaches from a shell command, a skill script and a stdio MCP server', () => {
   let system: TestSystem;
   let dir: string;
   let alice: Socket;
@@ -48,6 +51,8 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
     );
     system = await TestSystem.start({
       env: {
+        DATAAGENT_MULTI_TENANT: 'true',
+        DATAAGENT_API_KEYS: KEYS,
         DATAAGENT_SANDBOX: 'bwrap',
         DATAAGENT_SHELL_ENABLED: 'true',
         DATAAGENT_SKILLS_DIR: join(dir, 'skills'),
@@ -112,7 +117,7 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
     const mysqlPort = system.env.DATAAGENT_MYSQL_PORT ?? process.env.DATAAGENT_MYSQL_PORT;
     const gatewayPort = new URL(system.url).port;
     const mysqlData = dirname(process.env.DATAAGENT_TEST_MYSQL_ROOT_SOCKET!);
-    const bobWorkspace = join(system.dataDir, 'workspaces', 'acme', 'bob');
+    const bobWorkspace = join(system.dataDir, 'workspaces', 'globex', 'bob');
     const tcp = (port: string | number) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`;
     return [
       'p() { n=$1; shift; if sh -c "$*" >/dev/null 2>&1; then echo "$n=reached"; else echo "$n=blocked"; fi; }',
@@ -161,8 +166,8 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
 
   it('a shell command sees no other process, no secret, no other workspace and no loopback service', async () => {
     // bob has a workspace with a file in it.
-    mkdirSync(join(system.dataDir, 'workspaces', 'acme', 'bob', 'files'), { recursive: true });
-    writeFileSync(join(system.dataDir, 'workspaces', 'acme', 'bob', 'files', 'secret.txt'), 'bob only');
+    mkdirSync(join(system.dataDir, 'workspaces', 'globex', 'bob', 'files'), { recursive: true });
+    writeFileSync(join(system.dataDir, 'workspaces', 'globex', 'bob', 'files', 'secret.txt'), 'bob only');
     const [result] = await run(`[[tool:shell ${JSON.stringify({ command: probeScript() })}]]`);
     const findings = findingsOf(outputOf(result).stdout);
     console.log(`red team, shell: ${JSON.stringify(findings)}`);
@@ -189,6 +194,14 @@ describe('sandbox: what a hostile user reaches from a shell command, a skill scr
     console.log(`red team, networked stdio MCP server: ${JSON.stringify(findings)}`);
     expect(findings.control_network).toBe('reached');
     expectConfined(findings);
+  });
+
+  it('a hard link a command plants in the workspace is refused by the file tools', async () => {
+    const [planted] = await run(`[[tool:shell ${JSON.stringify({ command: 'echo mine > files/a.txt && ln files/a.txt files/b.txt && echo linked' })}]]`);
+    expect(outputOf(planted).stdout).toContain('linked');
+    const [read] = await run(`[[tool:read_file ${JSON.stringify({ path: 'files/b.txt' })}]]`);
+    expect(read.status).toBe('error');
+    expect(JSON.stringify(read.result)).toContain('has 2 hard links');
   });
 
   /** Host processes whose command line contains `marker`. */
