@@ -259,8 +259,11 @@ describe('sandbox: what a hostile user of a shared, multi-tenant deployment reac
         const hog = 'node -e "const b = Buffer.alloc(300 * 1024 ** 2, 1); setTimeout(() => console.log(b.length), 1500)"';
         const [many] = await run(`[[tool:shell ${JSON.stringify({ command: `for i in 1 2 3 4; do ${hog} & done; wait` })}]]`);
         const allocated = outputOf(many).stdout.split('\n').filter((l) => l.trim() === String(300 * 1024 ** 2)).length;
-        console.log(`red team, 4 × 300 MB in one sandbox: ${allocated} got theirs`);
+        console.log(`red team, 4 × 300 MB in one sandbox: ${allocated} got theirs; ${JSON.stringify(many.result).match(/the sandbox stopped it[^"]*/)?.[0]}`);
         expect(allocated).toBeLessThan(4);
+        // The result says which limit stopped it, for the person and the model.
+        expect(JSON.stringify(many.result)).toContain('the sandbox stopped it at its memory limit (512 MiB, DATAAGENT_SANDBOX_MEMORY)');
+        expect(JSON.stringify(bombResult.result)).toContain('its process limit (64, DATAAGENT_SANDBOX_PROCESSES)');
       }
 
       // The limits belonged to those commands: the next one runs as usual.

@@ -10,6 +10,8 @@ export interface CgroupLimits {
 /** One sandbox's control groups: the `cgroup.procs` files its first process joins, and their removal. */
 export interface SandboxGroup {
   procs: string[];
+  /** Which of the group's limits stopped something so far: `memory` (a process was killed) and `processes` (a fork was refused). */
+  limitsHit(): Array<'memory' | 'processes'>;
   /** Removes the groups once the processes in them are gone (retried for a few seconds). */
   remove(): void;
 }
@@ -96,8 +98,18 @@ export class SandboxCgroups {
       removeNow();
       throw err;
     }
+    const counter = (file: string, name: string) => {
+      try {
+        return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'))?.[1] ?? 0);
+      } catch {
+        return 0;
+      }
+    };
+    const [memoryEvents, pidsEvents] =
+      this.version === 'v2' ? [path.join(dirs[0], 'memory.events'), path.join(dirs[0], 'pids.events')] : [path.join(dirs[0], 'memory.oom_control'), path.join(dirs[1], 'pids.events')];
     return {
       procs: dirs.map((dir) => path.join(dir, 'cgroup.procs')),
+      limitsHit: () => [...(counter(memoryEvents, 'oom_kill') > 0 ? (['memory'] as const) : []), ...(counter(pidsEvents, 'max') > 0 ? (['processes'] as const) : [])],
       remove: () => {
         // The kernel ends the namespace's processes as the sandbox exits: a group may stay busy a moment.
         const attempt = (left: number) => {

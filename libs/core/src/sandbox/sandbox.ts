@@ -174,7 +174,14 @@ export class BwrapSandbox implements Sandbox {
     // of the sandbox is born inside them.
     const [file, fileArgs] = group ? ['/bin/sh', ['-c', JOIN_GROUPS, 'sh', ...group.procs, '--', this.bwrap, ...args]] : [this.bwrap, args];
     const child = spawn(file, fileArgs, { cwd: '/', env: {}, stdio: command.network ? [...stdio, 'pipe', 'pipe'] : stdio, detached: true });
-    if (group) child.once('close', () => group.remove());
+    if (group) {
+      // Read before the groups go: which limit, if any, stopped something in this sandbox.
+      child.once('exit', () => {
+        const hit = group.limitsHit().map((limit) => (limit === 'memory' ? `its memory limit (${mib(limits.memoryBytes)}, DATAAGENT_SANDBOX_MEMORY)` : `its process limit (${limits.processes}, DATAAGENT_SANDBOX_PROCESSES)`));
+        if (hit.length > 0) limitsHit.set(child, `the sandbox stopped it at ${hit.join(' and ')}`);
+      });
+      child.once('close', () => group.remove());
+    }
     if (command.network) this.connect(child);
     return child;
   }
@@ -279,6 +286,15 @@ export class BwrapSandbox implements Sandbox {
     return args;
   }
 }
+
+const limitsHit = new WeakMap<ChildProcess, string>();
+
+/** What the sandbox's limits did to a process started by {@link Sandbox.spawn}, once it has exited; undefined when none stopped anything. */
+export function sandboxLimitsHit(child: ChildProcess): string | undefined {
+  return limitsHit.get(child);
+}
+
+const mib = (bytes: number) => `${Math.round(bytes / 1024 ** 2)} MiB`;
 
 /** Joins each control group named before `--`, then runs what follows. */
 const JOIN_GROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';

@@ -80,7 +80,7 @@ export function createSkillTools(
         const output = { exit_code: r.exitCode, stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}), ...(r.truncated ? { truncated: true } : {}) };
         if (r.timedOut) return { success: false, output, error: `Script ${skill.name}/${script} timed out and was killed` };
         if (r.cancelled) return { success: false, output, error: 'Script cancelled' };
-        if (r.exitCode !== 0) return { success: false, output, error: `Script ${skill.name}/${script} exited with ${r.exitCode ?? 'a signal'}` };
+        if (r.exitCode !== 0) return { success: false, output, error: `Script ${skill.name}/${script} exited with ${r.exitCode ?? 'a signal'}${r.limitHit ? `: ${r.limitHit}` : ''}` };
         return { success: true, output };
       } catch (err) {
         if (!(err instanceof SkillScriptError)) throw err;

@@ -36,6 +36,8 @@ export interface SkillRunResult {
   cancelled: boolean;
   /** True when stdout or stderr was cut at `maxOutputBytes`. */
   truncated: boolean;
+  /** Set when a limit of the sandbox stopped the script or one of its processes, saying which. */
+  limitHit?: string;
 }
 
 export type SkillScriptErrorCode = 'invalid_script_path' | 'script_not_found' | 'script_outside_skill' | 'script_not_executable' | 'invalid_arguments' | 'spawn_failed';
@@ -145,6 +147,7 @@ export class SkillsSandboxExecutor {
       timedOut: outcome.timedOut,
       cancelled: outcome.cancelled,
       truncated: outcome.truncated,
+      ...(outcome.limitHit ? { limitHit: outcome.limitHit } : {}),
     };
   }
 }

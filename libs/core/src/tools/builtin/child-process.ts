@@ -1,4 +1,4 @@
-import { NoSandbox, type Sandbox, type SandboxedCommand } from '../../sandbox/sandbox.js';
+import { NoSandbox, sandboxLimitsHit, type Sandbox, type SandboxedCommand } from '../../sandbox/sandbox.js';
 
 /** The PATH given to commands and scripts instead of the worker's own. */
 export const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -27,6 +27,8 @@ export interface ChildProcessOutcome {
   truncated: boolean;
   /** Set when the process could not be started at all. */
   spawnError?: Error;
+  /** Set when a limit of the sandbox stopped it or one of its processes, saying which. */
+  limitHit?: string;
 }
 
 /**
@@ -85,6 +87,7 @@ export function runChildProcess(command: SandboxedCommand, o: ChildProcessOption
         cancelled: stopped === 'cancelled',
         truncated: stdout.truncated() || stderr.truncated(),
         ...(spawnError ? { spawnError } : {}),
+        ...(sandboxLimitsHit(child) ? { limitHit: sandboxLimitsHit(child) } : {}),
       });
     };
     // Background children (`cmd &`) would keep the pipes open: none outlives the process.

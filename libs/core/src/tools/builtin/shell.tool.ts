@@ -60,9 +60,10 @@ async function runCommand(command: string, cwd: string, extraEnv: Record<string,
   // In bubblewrap /tmp is the sandbox's own; with no sandbox it is the host's, shared by everyone.
   const env = { PATH: SAFE_PATH, HOME: cwd, PWD: cwd, TMPDIR: sandbox.kind === 'bwrap' ? '/tmp' : cwd, LANG: 'C.UTF-8', ...extraEnv };
   const r = await runChildProcess({ command: '/bin/sh', args: ['-c', command], env, workspace: cwd, ...(user ? { user } : {}) }, o, sandbox);
-  const output = { exit_code: r.exitCode, ...(r.signal ? { signal: r.signal } : {}), stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}) };
+  const output = { exit_code: r.exitCode, ...(r.signal ? { signal: r.signal } : {}), stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}), ...(r.limitHit ? { limit: r.limitHit } : {}) };
   if (r.spawnError) return { success: false, output, error: `Could not start the command: ${r.spawnError.message}` };
   if (r.timedOut) return { success: false, output, error: `Command timed out after ${o.timeoutMs} ms and was killed` };
   if (r.cancelled) return { success: false, output, error: 'Command cancelled' };
+  if (r.exitCode !== 0 && r.limitHit) return { success: false, output, error: `Command exited with ${r.exitCode ?? r.signal}: ${r.limitHit}` };
   return { success: r.exitCode === 0, output, ...(r.exitCode === 0 ? {} : { error: `Command exited with ${r.exitCode ?? r.signal}` }) };
 }
