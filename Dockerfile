@@ -14,8 +14,10 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 # tini as PID 1: forwards SIGTERM to node (graceful drain) and reaps the shell tool's children.
+# bubblewrap and slirp4netns: the worker's sandbox for users' commands and stdio MCP servers (it
+# needs unprivileged user namespaces in the container; without them the worker says so).
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini \
+  && apt-get install -y --no-install-recommends tini bubblewrap slirp4netns \
   && rm -rf /var/lib/apt/lists/*
 # Users' workspaces (file and shell tools) live here; mount a volume shared by the workers.
 RUN mkdir -p /data/workspaces && chown node:node /data/workspaces
