@@ -54,7 +54,7 @@ describe('run ownership and approval binding', () => {
   it('applies a decision only to the call it was asked about', async () => {
     const requestId = `${randomUUID()}:c1`;
     const caller = { tenantId: 't', userId: 'u', role: 'user' as const };
-    const handler = () => new RedisHitlHandler(requests, new DecisionWaiters(), caller, 5_000);
+    const handler = () => new RedisHitlHandler(requests, new DecisionWaiters(), caller, { timeoutMs: 5_000 });
     const ask = (args: Record<string, unknown>): ApprovalRequest => ({ requestId, runId: 'r', sessionId: 's', action: { name: 'send', args }, argsHash: argsHash(args) });
 
     const asking = handler();

@@ -8,6 +8,7 @@ import { createConversationStore } from '#persistence/create-conversation-store.
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { api } from './support/chat-clients.js';
+import { mysqlSettings } from './support/databases.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('runs nobody holds are ended', () => {
@@ -51,7 +52,7 @@ describe('runs nobody holds are ended', () => {
   it('ends a run whose job was never queued with error and done, so its session takes chats again', async () => {
     const { sessionId, runId } = await orphanRun();
     await log.append(new RunQueuedEvent({ sessionId, runId }).toDict());
-    expect(await finalStatus(runId)).toBe('failed');
+    expect(await finalStatus(runId)).toBe('lost');
     const events = await log.range(runId, 0);
     expect(events.map((e) => [e.seq, e.event_type])).toEqual([[1, 'run_queued'], [2, 'error'], [3, 'done']]);
     expect(events[1]).toMatchObject({ error_code: 'run_lost', recoverable: false });
@@ -106,7 +107,7 @@ describe('a run whose job failed (it broke, or passed its stall limit)', () => {
         if (Date.now() > deadline) throw new Error('the reaper did not end the run');
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect((await store.runs.get(runId))?.status).toBe('failed');
+      expect((await store.runs.get(runId))?.status).toBe('lost');
       const events = await log.range(runId, 0);
       expect(events.map((e) => e.event_type)).toEqual(['run_queued', 'error', 'done']);
       expect(events[1]).toMatchObject({ error_code: 'run_lost' });
@@ -120,13 +121,3 @@ describe('a run whose job failed (it broke, or passed its stall limit)', () => {
     }
   });
 });
-
-function mysqlSettings(env: NodeJS.ProcessEnv) {
-  return {
-    host: env.DATAAGENT_MYSQL_HOST!,
-    port: Number(env.DATAAGENT_MYSQL_PORT),
-    user: env.DATAAGENT_MYSQL_USER!,
-    password: env.DATAAGENT_MYSQL_PASSWORD!,
-    database: env.DATAAGENT_MYSQL_DATABASE!,
-  };
-}

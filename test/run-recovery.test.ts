@@ -85,6 +85,8 @@ async function killUnderLoad(point: Point) {
       DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`,
       DATAAGENT_HITL_TOOLS: point === 'hitl' ? '' : 'none',
       DATAAGENT_HITL_TIMEOUT: '120',
+      // Runs wait for their approval on the worker (not parked), so the kill catches them waiting: test/parked-runs.test.ts covers parked ones.
+      DATAAGENT_HITL_PARK_AFTER: '600',
     },
   });
   const socket = await connectChat(system.url, TEST_API_KEY);

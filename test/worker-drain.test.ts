@@ -18,6 +18,7 @@ describe('SIGTERM to a worker under load', () => {
   let effects: Server;
   const posts = new Map<string, number>();
 
+  // Runs wait for their approval on the worker (not parked), so the drain finds them waiting there.
   beforeAll(async () => {
     effects = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -31,7 +32,7 @@ describe('SIGTERM to a worker under load', () => {
     effects.listen(0, '127.0.0.1');
     await once(effects, 'listening');
     const port = (effects.address() as AddressInfo).port;
-    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${port}`, DATAAGENT_HITL_TIMEOUT: '120' } });
+    system = await TestSystem.start({ workers: 0, env: { DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${port}`, DATAAGENT_HITL_TIMEOUT: '120', DATAAGENT_HITL_PARK_AFTER: '600' } });
     system.llm.setScript(drainScript(port));
   });
   afterAll(async () => {

@@ -63,3 +63,14 @@ export function mysqlEnv(db: TestDatabase): NodeJS.ProcessEnv {
     DATAAGENT_MYSQL_DATABASE: db.database,
   };
 }
+
+/** The MySQL settings a test's own store connects with, from a system's environment. */
+export function mysqlSettings(env: NodeJS.ProcessEnv) {
+  return {
+    host: env.DATAAGENT_MYSQL_HOST!,
+    port: Number(env.DATAAGENT_MYSQL_PORT),
+    user: env.DATAAGENT_MYSQL_USER!,
+    password: env.DATAAGENT_MYSQL_PASSWORD!,
+    database: env.DATAAGENT_MYSQL_DATABASE!,
+  };
+}

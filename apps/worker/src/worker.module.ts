@@ -15,6 +15,8 @@ import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { RunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
+import { RunQueue } from '#transport/run-queue.js';
+import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
 import { NoSandbox } from '#core/sandbox/sandbox.js';
 import type { SandboxChoice } from '#core/sandbox/sandbox-setup.js';
@@ -75,7 +77,14 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
         // Its own subscribed connection: runs waiting behind an earlier run of their session hear its done on it.
         { provide: SessionEventRelay, useFactory: () => new SessionEventRelay(createRedis(settings.redis.url, `worker-events-${settings.worker.workerId}`)) },
-        { provide: RunLifecycle, inject: [RunEventLog, SessionEventRelay], useFactory: (log: RunEventLog, relay: SessionEventRelay) => new RunLifecycle(log, undefined, relay) },
+        // Wakes parked runs: BullMQ defines its scripts on the connection it is given, so not the command connection.
+        { provide: RunQueue, useFactory: () => new RunQueue(createRedis(settings.redis.url, `worker-producer-${settings.worker.workerId}`), settings.redis.queueName) },
+        {
+          provide: RunLifecycle,
+          inject: [RunEventLog, SessionEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
+          useFactory: (log: RunEventLog, relay: SessionEventRelay, queue: RunQueue, store: ConversationStore, redis: Redis, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
+            new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, durable, databaseUnavailable: isDatabaseUnavailable, logger }),
+        },
         {
           provide: EventArchiver,
           inject: [STORE],
@@ -139,7 +148,7 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, PendingWrites, MCP, TENANTS, REDIS, RunLifecycle, WorkspaceRegistry],
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, RunLifecycle, WorkspaceRegistry],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -147,7 +156,6 @@ export class WorkerModule implements OnApplicationShutdown {
             archiver: EventArchiver,
             requests: HitlRequests,
             waiters: DecisionWaiters,
-            pendingWrites: PendingWrites,
             mcp: McpRuntime,
             tenants: TenantDirectory,
             redis: Redis,
@@ -166,16 +174,15 @@ export class WorkerModule implements OnApplicationShutdown {
               lifecycle,
               ledger,
               archiver,
-              pendingWrites,
               agents,
               workerId: settings.worker.workerId!,
               historyMaxBytes: settings.worker.historyMaxBytes,
-              hitlFor: (caller) => new RedisHitlHandler(requests, waiters, caller, settings.worker.hitlTimeoutSeconds * 1000),
+              hitlFor: (caller, park) =>
+                new RedisHitlHandler(requests, waiters, caller, { timeoutMs: settings.worker.hitlTimeoutSeconds * 1000, parkAfterMs: settings.worker.hitlParkAfterSeconds * 1000, park }),
               toolProviders: [memoryToolProvider(store.memories), mcp.provider],
               traces,
               metrics: runMetrics,
               tenants,
-              runSlots: new TenantRunSlots(redis),
               logger,
             });
           },

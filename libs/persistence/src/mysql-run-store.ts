@@ -1,11 +1,12 @@
 import { In, LessThan, type DataSource, type Repository } from 'typeorm';
+import { ACTIVE_RUN_STATES, type FinalRunState } from '#core/session/run-state.js';
 import type { RunRecord, RunStatus, RunStore } from '#core/session/session-store.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
 import { RunEntity } from './entities/run.entity.js';
 import { toRunRecord } from './record-mappers.js';
 
-export const ACTIVE: RunStatus[] = ['queued', 'running'];
+export const ACTIVE: RunStatus[] = [...ACTIVE_RUN_STATES];
 
 /** A run as it is created: queued at `at`. */
 export function queuedRun(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>, at: Date): RunRecord {
@@ -34,7 +35,7 @@ export class MysqlRunStore implements RunStore {
     return row ? toRunRecord(row) : null;
   }
 
-  /** Marks a queued run running; keeps the first start time when a retried job starts again. */
+  /** Marks a queued or waiting run running; keeps the first start time when a run starts again. */
   async markStarted(runId: string): Promise<void> {
     await this.repo
       .createQueryBuilder()
@@ -46,7 +47,12 @@ export class MysqlRunStore implements RunStore {
       .execute();
   }
 
-  async markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean> {
+  async markWaiting(runId: string): Promise<boolean> {
+    const result = await this.repo.createQueryBuilder().update(RunEntity).set({ status: 'waiting' }).where('run_id = :runId', { runId }).andWhere("status = 'running'").execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  async markFinished(runId: string, status: FinalRunState, error?: string): Promise<boolean> {
     const result = await this.repo
       .createQueryBuilder()
       .update(RunEntity)

@@ -14,6 +14,8 @@ export interface HitlRecord {
   /** The tool and the SHA-256 of the arguments the request is about: a decision approves exactly that call. */
   tool?: string;
   argsHash?: string;
+  /** When the question expires (epoch ms), as first asked: a run that asks again keeps the first deadline. */
+  expiresAt?: number;
 }
 
 /**
@@ -60,6 +62,7 @@ export class HitlRequests {
       .hset(key, { run_id: record.runId, session_id: record.sessionId, tenant_id: record.tenantId, user_id: record.userId });
     if (record.tool !== undefined) multi.hsetnx(key, 'tool', record.tool);
     if (record.argsHash !== undefined) multi.hsetnx(key, 'args_hash', record.argsHash);
+    if (record.expiresAt !== undefined) multi.hsetnx(key, 'expires_at', String(record.expiresAt));
     const replies = (await multi.expire(key, this.ttlSeconds).hget(key, 'status').exec()) as [Error | null, unknown][];
     return (replies.at(-1)?.[1] as HitlStatus | null) ?? 'pending';
   }
@@ -77,6 +80,7 @@ export class HitlRequests {
       message: h.message ?? '',
       ...(h.tool === undefined ? {} : { tool: h.tool }),
       ...(h.args_hash === undefined ? {} : { argsHash: h.args_hash }),
+      ...(h.expires_at === undefined ? {} : { expiresAt: Number(h.expires_at) }),
     };
   }
 

@@ -14,6 +14,10 @@ export const redisKeys = {
   runSteps: (runId: string) => `da:run:{${runId}}:steps`,
   /** Intents of the run's tool calls with side effects, by call id and argument hash. */
   runCalls: (runId: string) => `da:run:{${runId}}:calls`,
+  /** A parked run's wait: JSON {seq, request_id, tool_call_id, until}; the worker that takes the run next consumes it. */
+  runParked: (runId: string) => `da:run:{${runId}}:parked`,
+  /** One worker sweeps for runs nobody holds at a time: this lease says which. */
+  reaperLock: 'da:reaper:lock',
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */
   tenantRuns: (tenantId: string) => `da:tenant:{${tenantId}}:runs`,
   sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,

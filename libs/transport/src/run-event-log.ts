@@ -23,7 +23,8 @@ const ARGS_PER_EVENT = 5;
  *
  * One call carries every append a process made in one turn of its event loop, for all its runs:
  * ARGV[1] and ARGV[2] the finished and the active retention, then five arguments per event (run
- * id, session id, the event's JSON after its opening brace, '1' for a done, the epoch or '').
+ * id, session id, the event's JSON after its opening brace, '1' for a done, '2' for an event that
+ * closes a cancelled run before its done (accepted after the cancel record), else '0', the epoch or '').
  * Returns each event's seq or refusal, in order. The script names each run's keys itself from
  * its id instead of taking them as KEYS: eight keys per event were two thirds of the bytes a
  * worker wrote to Redis. It spans many runs' keys anyway, so it needs a single Redis (not
@@ -41,7 +42,7 @@ for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
     result = 0
   elseif epoch ~= '' and redis.call('GET', ownerKey) ~= epoch then
     result = -2
-  elseif terminal ~= '1' and redis.call('EXISTS', ${luaKey(redisKeys.runCancel, 'run')}) == 1 then
+  elseif terminal == '0' and redis.call('EXISTS', ${luaKey(redisKeys.runCancel, 'run')}) == 1 then
     result = -1
   else
     local seq = redis.call('INCR', seqKey)
@@ -49,7 +50,7 @@ for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
     redis.call('RPUSH', logKey, event)
     if terminal == '1' then
       redis.call('SET', doneKey, seq, 'EX', ARGV[1])
-      for _, key in ipairs({seqKey, logKey, ownerKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}}) do
+      for _, key in ipairs({seqKey, logKey, ownerKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}, ${luaKey(redisKeys.runParked, 'run')}}) do
         redis.call('EXPIRE', key, ARGV[1])
       end
       redis.call('HDEL', ${luaKey(redisKeys.sessionActiveRuns, 'session')}, run)
@@ -74,6 +75,8 @@ interface PendingAppend {
   event: EventDict;
   body: string;
   epoch: string;
+  /** '1' a done, '2' an event that closes a cancelled run, '0' any other. */
+  kind: string;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
 }
@@ -108,16 +111,19 @@ export class RunEventLog {
    * Appends an event (its `seq` is ignored and assigned here). Appends made in the same turn of
    * the event loop, by any run, travel to Redis together in one script call, in the order made.
    * @param epoch the appending worker's ownership of the run (RunLedger.claim); absent: unchecked.
+   * @param closing an event that closes a cancelled run before its done (the cancelled call of a
+   *   parked run): accepted after the cancel record, as a done is.
    * @returns the event with its seq; `sealed` when the run already has its done;
    *   `cancelled` when the run was cancelled (only a done is accepted then); `fenced` when
    *   another worker owns the run now.
    * @throws what Redis answered the whole call with (e.g. the connection is down).
    */
-  append(event: EventDict, epoch?: number): Promise<AppendResult> {
+  append(event: EventDict, epoch?: number, closing = false): Promise<AppendResult> {
     const { seq: _ignored, ...rest } = event;
     const body = JSON.stringify(rest).slice(1);
     return new Promise((resolve, reject) => {
-      this.pending.push({ event, body, epoch: epoch === undefined ? '' : String(epoch), resolve, reject });
+      const kind = event.event_type === 'done' ? '1' : closing ? '2' : '0';
+      this.pending.push({ event, body, epoch: epoch === undefined ? '' : String(epoch), kind, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -130,7 +136,7 @@ export class RunEventLog {
 
   private send(batch: PendingAppend[]): void {
     const args: string[] = [String(this.options.retentionSeconds), String(this.options.activeRetentionSeconds ?? 24 * 3600)];
-    for (const { event, body, epoch } of batch) args.push(event.run_id, event.session_id, body, event.event_type === 'done' ? '1' : '0', epoch);
+    for (const { event, body, epoch, kind } of batch) args.push(event.run_id, event.session_id, body, kind, epoch);
     const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
     append(0, ...args).then(
       (results) => batch.forEach((p, i) => p.resolve(outcome(p.event, results[i]))),

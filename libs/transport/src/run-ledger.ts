@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
-import type { JournalStep } from '#core/engine/run-journal.js';
+import type { JournalStep, ParkedWait } from '#core/engine/run-journal.js';
 import { redisKeys } from './redis-keys.js';
 
 /** A recorded step and the seq of the last event that went out before it. */
@@ -28,7 +28,8 @@ return added
 /**
  * A worker takes a run, in one round trip: nothing when the run has its done (returns {0});
  * otherwise raises the owner epoch and returns {epoch, the run's log, its recorded steps (only
- * on a takeover: a first owner has none)}. KEYS: done, owner, log, steps; ARGV[1] ttl.
+ * on a takeover: a first owner has none), the wait it was parked on (consumed: '' when none),
+ * 1 when its cancel is recorded}. KEYS: done, owner, log, steps, parked, cancel; ARGV[1] ttl.
  */
 const TAKE_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
@@ -36,13 +37,31 @@ local epoch = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 local steps = {}
 if epoch > 1 then steps = redis.call('LRANGE', KEYS[4], 0, -1) end
-return {epoch, redis.call('LRANGE', KEYS[3], 0, -1), steps}
+local parked = redis.call('GET', KEYS[5]) or ''
+redis.call('DEL', KEYS[5])
+return {epoch, redis.call('LRANGE', KEYS[3], 0, -1), steps, parked, redis.call('EXISTS', KEYS[6])}
 `;
 
-type TakeCommand = (done: string, owner: string, log: string, steps: string, ttl: number) => Promise<[number, string[]?, string[]?]>;
+/** Records a parked run's wait while the caller's epoch owns it. KEYS: owner, parked; ARGV: epoch, wait, ttl. Returns -1 when fenced. */
+const PARK_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+return 1
+`;
 
-/** What taking a run found: it had ended already, or this worker owns it now (epoch), with what it has done so far. */
-export type TakenRun = { sealed: true } | { sealed: false; epoch: number; events: EventDict[]; steps: StoredStep[] };
+type TakeCommand = (done: string, owner: string, log: string, steps: string, parked: string, cancel: string, ttl: number) => Promise<[number, string[]?, string[]?, string?, number?]>;
+type ParkCommand = (owner: string, parked: string, epoch: string, wait: string, ttl: number) => Promise<number>;
+
+/** A parked run's wait as the ledger keeps it: what it waits for, and the seq of the last event it sent before parking. */
+export interface ParkedRecord extends ParkedWait {
+  seq: number;
+}
+
+/**
+ * What taking a run found: it had ended already, or this worker owns it now (epoch), with what
+ * it has done so far, and the wait it was parked on (absent: it was not parked).
+ */
+export type TakenRun = { sealed: true } | { sealed: false; epoch: number; events: EventDict[]; steps: StoredStep[]; parked?: ParkedRecord; cancelled: boolean };
 
 type RecordCommand = (owner: string, steps: string, calls: string, epoch: string, mode: 'step' | 'intent', payload: string, field: string, ttl: number) => Promise<number>;
 
@@ -66,7 +85,10 @@ export class RunLedger {
       redis.defineCommand('runLedgerRecord', { numberOfKeys: 3, lua: RECORD_SCRIPT });
     }
     if (!(redis as unknown as { runLedgerTake?: unknown }).runLedgerTake) {
-      redis.defineCommand('runLedgerTake', { numberOfKeys: 4, lua: TAKE_SCRIPT });
+      redis.defineCommand('runLedgerTake', { numberOfKeys: 6, lua: TAKE_SCRIPT });
+    }
+    if (!(redis as unknown as { runLedgerPark?: unknown }).runLedgerPark) {
+      redis.defineCommand('runLedgerPark', { numberOfKeys: 2, lua: PARK_SCRIPT });
     }
   }
 
@@ -83,9 +105,39 @@ export class RunLedger {
    */
   async take(runId: string): Promise<TakenRun> {
     const take = (this.redis as unknown as { runLedgerTake: TakeCommand }).runLedgerTake.bind(this.redis);
-    const [epoch, events = [], steps = []] = await take(redisKeys.runDone(runId), redisKeys.runOwner(runId), redisKeys.runLog(runId), redisKeys.runSteps(runId), this.ttlSeconds);
+    const [epoch, events = [], steps = [], parked = '', cancelled = 0] = await take(
+      redisKeys.runDone(runId),
+      redisKeys.runOwner(runId),
+      redisKeys.runLog(runId),
+      redisKeys.runSteps(runId),
+      redisKeys.runParked(runId),
+      redisKeys.runCancel(runId),
+      this.ttlSeconds,
+    );
     if (epoch === 0) return { sealed: true };
-    return { sealed: false, epoch, events: events.map((raw) => JSON.parse(raw) as EventDict), steps: steps.map((raw) => JSON.parse(raw) as StoredStep) };
+    return {
+      sealed: false,
+      epoch,
+      events: events.map((raw) => JSON.parse(raw) as EventDict),
+      steps: steps.map((raw) => JSON.parse(raw) as StoredStep),
+      ...(parked ? { parked: JSON.parse(parked) as ParkedRecord } : {}),
+      cancelled: cancelled === 1,
+    };
+  }
+
+  /**
+   * Records the wait a run parks on, so the worker that takes it next continues it quietly.
+   * @throws RunFencedError when another worker owns the run.
+   */
+  async park(runId: string, epoch: number, parked: ParkedRecord): Promise<void> {
+    const park = (this.redis as unknown as { runLedgerPark: ParkCommand }).runLedgerPark.bind(this.redis);
+    if ((await park(redisKeys.runOwner(runId), redisKeys.runParked(runId), String(epoch), JSON.stringify(parked), this.ttlSeconds)) === -1) throw new RunFencedError(runId);
+  }
+
+  /** The wait a parked run is on, without taking it (null when it is not parked). */
+  async parkedOf(runId: string): Promise<ParkedRecord | null> {
+    const raw = await this.redis.get(redisKeys.runParked(runId));
+    return raw ? (JSON.parse(raw) as ParkedRecord) : null;
   }
 
   /** Steps recorded so far, oldest first. */

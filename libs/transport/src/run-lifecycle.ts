@@ -1,35 +1,115 @@
-import { DoneEvent, RunQueuedEvent } from '#core/events/execution-event.js';
-import type { RunEventLog, RunOwner } from './run-event-log.js';
+import { DoneEvent, ErrorEvent, RunQueuedEvent, ToolResultEvent, type EventDict } from '#core/events/execution-event.js';
+import type { ParkedWait } from '#core/engine/run-journal.js';
+import { move, type FinalRunState } from '#core/session/run-state.js';
+import type { ConversationStore, NewMessage, RunFinish, RunRecord } from '#core/session/session-store.js';
+import { GroupCommit } from '#core/util/group-commit.js';
+import type { HitlRequests } from './hitl-requests.js';
+import type { AppendResult, RunEventLog, RunOwner } from './run-event-log.js';
+import type { RunLedger } from './run-ledger.js';
 import type { RunJobData, RunQueue } from './run-queue.js';
 import type { SessionEventRelay } from './session-event-relay.js';
+import type { TenantRunSlots } from './tenant-run-slots.js';
 
 /** How often a run waiting for earlier runs looks again without being woken (a run whose log expired, a lost message). */
 const RECHECK_MS = 2_000;
 
-/** What a cancel found: the run had ended already; was waiting in the queue and is ended now; or is running on a worker. */
+/** What a cancel found: the run had ended already; was held by no worker (queued or parked) and is ended now; or is running on a worker. */
 export type CancelOutcome = 'finished' | 'ended_queued' | 'running';
 
+/** A run as the lifecycle needs to know it. */
+export interface RunRef {
+  runId: string;
+  sessionId: string;
+  tenantId: string;
+}
+
+/** How a run a worker holds ends. */
+export interface RunEnd {
+  status: Exclude<FinalRunState, 'lost'>;
+  /** The done's reason (`rejected`, `max_iterations`, …). */
+  reason?: string;
+  /** What went wrong, kept on the run's row. */
+  error?: string;
+  /** The messages the run added, stored with its final row (none for a cancelled run). */
+  messages: NewMessage[];
+  /** A call the run leaves open (a parked run cancelled before it continued): it ends cancelled before the done. */
+  closeCall?: string;
+}
+
+/** Writes that must outlive a database outage: written now, or kept and written once it is back. */
+export interface DurableWrites {
+  /** @returns true when written now, false when kept for later. */
+  run(name: string, write: () => Promise<void>): Promise<boolean>;
+}
+
+export interface RunLifecycleDeps {
+  log: RunEventLog;
+  /** Enqueue, cancel and wake need the queue. */
+  queue?: RunQueue;
+  /** Waiting for a session's earlier runs needs the relay. */
+  relay?: SessionEventRelay;
+  /** The run rows and the archive of runs no worker archives. */
+  store?: ConversationStore;
+  /** Tenants' concurrent-run slots: a run gives its slot back when it ends. */
+  slots?: TenantRunSlots;
+  /** Parked runs' waits, and the epoch that fences off a worker that still believes it holds a lost run. */
+  ledger?: RunLedger;
+  /** The approvals a cancelled parked run leaves: decided `cancelled`. */
+  hitl?: HitlRequests;
+  /** The final rows of a worker's runs go through it (a database outage does not hold the done back). */
+  durable?: DurableWrites;
+  /** Whether a store error means the database could not be reached (such a write is kept for later, not failed). */
+  databaseUnavailable?: (err: unknown) => boolean;
+  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
 /**
- * The one owner of a run's passage through its states: queued (run_queued, seq 1, then the
- * job), started and done (the worker's events), and the two ways a run ends before a worker
- * has it: cancelled while queued, or waiting behind an earlier run of its session until that
- * run's done arrives.
+ * The one owner of a run's passage through its states (run-state.ts): the only writer of a
+ * state change, of the run's row, of its `done`, of the archive hand-off of runs no worker
+ * archives, and of its tenant slot. The gateway enqueues, cancels and wakes through it; the
+ * worker's runner starts, parks and finishes; the reaper ends runs nobody holds.
+ *
+ * Every end is guarded twice over: the log takes one `done` per run (a sealed run refuses the
+ * rest) and the row changes by compare-and-set from an active state only, so two writers
+ * racing to end a run end it once.
  */
 export class RunLifecycle {
-  constructor(
-    private readonly log: RunEventLog,
-    private readonly queue?: RunQueue,
-    private readonly relay?: SessionEventRelay,
-  ) {}
+  /**
+   * Rows are written in groups, as the gateway writes submissions: the runs that start (or end)
+   * while one group is written go in the next, so a burst costs a few statements, not a few per
+   * run. A group that fails is written run by run, so a run whose rows cannot be written fails alone.
+   */
+  private readonly starts?: GroupCommit<string>;
+  private readonly finishes?: GroupCommit<RunFinish>;
+
+  constructor(private readonly deps: RunLifecycleDeps) {
+    const { store } = deps;
+    if (store) {
+      this.starts = new GroupCommit((runIds) => (runIds.length === 1 ? store.runs.markStarted(runIds[0]!) : store.submissions.startMany(runIds)));
+      this.finishes = new GroupCommit((finishes) => (finishes.length === 1 ? this.finishOne(finishes[0]!) : store.submissions.finishMany(finishes)));
+    }
+  }
+
+  // ── queued ────────────────────────────────────────────────────────────────
 
   /** Announces a run (run_queued is its seq 1; the run joins its session's active runs) and queues its job. */
   async enqueue(job: RunJobData): Promise<void> {
-    if (!this.queue) throw new Error('RunLifecycle needs the run queue to enqueue');
+    const queue = this.need('queue');
     await Promise.all([
-      this.log.markActive(job.sessionId, job.runId, { tenantId: job.tenantId, userId: job.userId }),
-      this.log.append(new RunQueuedEvent({ sessionId: job.sessionId, runId: job.runId }).toDict()),
+      this.deps.log.markActive(job.sessionId, job.runId, { tenantId: job.tenantId, userId: job.userId }),
+      this.deps.log.append(new RunQueuedEvent({ sessionId: job.sessionId, runId: job.runId }).toDict()),
     ]);
-    await this.queue.enqueue(job);
+    await queue.enqueue(job);
+  }
+
+  /**
+   * A run that was never queued (queued → failed): its row, if written, ends failed, or its
+   * session would answer 409 forever; its tenant slot is free again.
+   * @param stored whether the run's row was written.
+   */
+  async abandon(run: Pick<RunRef, 'runId' | 'tenantId'>, stored: boolean): Promise<void> {
+    if (stored) await this.need('store').runs.markFinished(run.runId, move(run.runId, 'queued', 'failed') as FinalRunState, 'The run could not be queued').catch(() => undefined);
+    await this.releaseSlot(run);
   }
 
   /**
@@ -37,27 +117,42 @@ export class RunLifecycle {
    * what a cancel acts on first. Empty when there are none, or Redis lost them.
    */
   async activeRunsOf(sessionId: string, owner: RunOwner): Promise<string[]> {
-    const runs = await this.log.activeRuns(sessionId);
+    const runs = await this.deps.log.activeRuns(sessionId);
     return runs.filter((run) => run.tenantId === owner.tenantId && run.userId === owner.userId).map((run) => run.runId);
   }
 
   /**
    * Cancels a run: records the cancel (a worker that has the run, or takes it later, sees it),
-   * and when no worker holds it, removes its job and appends its done here. The record and the
+   * and when no worker holds it (queued, or parked waiting for a person), removes its job and
+   * ends it here (→ cancelled): a parked run's open call ends cancelled and its question is
+   * closed, as on a worker; then its done, its row, its archive and its slot. The record and the
    * removal travel together in one round trip: removing the job of a run that had ended anyway
    * takes nothing from it, and a worker that holds the run keeps its job.
    */
-  async cancel(runId: string, sessionId: string): Promise<CancelOutcome> {
-    if (!this.queue) throw new Error('RunLifecycle needs the run queue to cancel');
-    const [open, removed] = await Promise.all([this.log.requestCancel(runId), this.queue.removeWaiting(runId)]);
+  async cancel(run: RunRef): Promise<CancelOutcome> {
+    const { log, ledger, hitl } = this.deps;
+    const queue = this.need('queue');
+    const { runId, sessionId } = run;
+    const [open, removed] = await Promise.all([log.requestCancel(runId), queue.removeWaiting(runId)]);
     if (!open) {
-      await this.log.forgetActive(sessionId, runId);
+      await log.forgetActive(sessionId, runId);
       return 'finished';
     }
     if (!removed) return 'running';
-    // No worker holds it: its done is appended here, unless the run ended meanwhile (then that done stands).
-    const ended = await this.log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
-    return ended.status === 'sealed' ? 'finished' : 'ended_queued';
+    const parked = await ledger?.parkedOf(runId);
+    if (parked) {
+      await hitl?.decide(parked.requestId, null, 'cancelled').catch(() => undefined);
+      if (parked.toolCallId) await log.append(new ToolResultEvent({ sessionId, runId }, parked.toolCallId, { error: 'Cancelled' }, 'cancelled').toDict(), undefined, true);
+    }
+    // Its done is appended here, unless the run ended meanwhile (then that done stands).
+    const ended = await log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
+    if (ended.status === 'sealed') return 'finished';
+    const store = this.need('store');
+    await store.runs.markFinished(runId, 'cancelled', parked ? 'cancelled while waiting' : 'cancelled while queued');
+    // No worker archives the end of this run: its log goes to the archive here.
+    await store.events.appendBatch(runId, await log.range(runId, 0));
+    await this.releaseSlot(run);
+    return 'ended_queued';
   }
 
   /**
@@ -69,10 +164,10 @@ export class RunLifecycle {
    * @throws the signal's reason when it aborts.
    */
   async waitForDone(sessionId: string, runIds: readonly string[], signal: AbortSignal, ended: (runId: string) => Promise<boolean>, stop: () => Promise<boolean> = async () => false): Promise<void> {
-    if (!this.relay) throw new Error('RunLifecycle needs the event relay to wait for runs');
+    const relay = this.need('relay');
     const pending = new Set(runIds);
     let wake: () => void = () => undefined;
-    const unwatch = await this.relay.watch(sessionId, (event) => {
+    const unwatch = await relay.watch(sessionId, (event) => {
       if (event.event_type === 'done' && pending.delete(event.run_id)) wake();
     });
     const onAbort = () => wake();
@@ -93,4 +188,137 @@ export class RunLifecycle {
       unwatch();
     }
   }
+
+  // ── running ⇄ waiting ─────────────────────────────────────────────────────
+
+  /** A worker starts (or continues) a run: queued or waiting → running, on its row. */
+  async start(runId: string): Promise<void> {
+    await this.starts?.add(runId);
+  }
+
+  /**
+   * A run waits for a person (running → waiting): its wait is kept in the ledger, fenced by the
+   * worker's epoch, and its row says waiting. The worker then gives its job back to the queue,
+   * delayed until the wait expires, and calls {@link parked}.
+   * @param seq the last event the run sent before parking.
+   * @throws RunFencedError when another worker owns the run.
+   */
+  async park(run: RunRef, epoch: number, wait: ParkedWait, seq: number): Promise<void> {
+    await this.need('ledger').park(run.runId, epoch, { ...wait, seq });
+    await this.deps.store?.runs.markWaiting(run.runId).catch((err: unknown) => this.deps.logger?.warn({ run_id: run.runId, err }, "could not mark the run's row waiting"));
+  }
+
+  /**
+   * Once a parked run's job is back in the queue (delayed): an answer that came while it parked
+   * found no job to wake, so the run is woken here.
+   */
+  async parked(wait: ParkedWait, runId: string): Promise<void> {
+    const record = await this.deps.hitl?.get(wait.requestId);
+    if (record && record.status !== 'pending') await this.wake(runId);
+  }
+
+  /**
+   * The wait of a parked run is over (an answer came): its job goes back to the queue now, and
+   * any worker continues it from its ledger. Does nothing for a run that is not parked.
+   */
+  async wake(runId: string): Promise<void> {
+    await this.need('queue').promote(runId);
+  }
+
+  // ── ends ──────────────────────────────────────────────────────────────────
+
+  /**
+   * A worker ends the run it holds (running → completed | failed | cancelled): its messages and
+   * final row (through the durable writes: a database outage keeps them for later, and does not
+   * hold the done back), its tenant slot (given back before the done goes out, so a client that
+   * sends its next chat on the done is admitted), then its done.
+   * @returns the done's append: `fenced` when another worker owns the run, `sealed` when it had ended.
+   */
+  async finish(run: RunRef, epoch: number, end: RunEnd): Promise<AppendResult> {
+    const { log, durable, logger } = this.deps;
+    const finish: RunFinish = { runId: run.runId, sessionId: run.sessionId, status: end.status, ...(end.error === undefined ? {} : { error: end.error }), messages: end.messages };
+    const write = () => this.finishes?.add(finish) ?? Promise.resolve();
+    try {
+      if (durable ? !(await durable.run(`finish run ${run.runId}`, write)) : (await write(), false)) {
+        logger?.warn({ run_id: run.runId }, 'database unreachable: the answer is kept and stored once it is back');
+      }
+    } catch (err) {
+      logger?.error({ run_id: run.runId, err }, "could not store the run's end; its done goes out anyway");
+    }
+    await this.releaseSlot(run);
+    const envelope = { sessionId: run.sessionId, runId: run.runId };
+    if (end.closeCall) await log.append(new ToolResultEvent(envelope, end.closeCall, { error: 'Cancelled' }, 'cancelled').toDict(), epoch, true);
+    return log.append(new DoneEvent(envelope, end.status === 'cancelled', end.status === 'cancelled' ? (end.reason ?? 'cancelled') : end.reason).toDict(), epoch);
+  }
+
+  /** Gives back the tenant slot of a run that ended elsewhere (its done found in the log by a worker that took it). */
+  async released(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
+    await this.releaseSlot(run);
+  }
+
+  /**
+   * The reaper's end of a run that no worker holds and whose row is still active (→ its final
+   * state). A run whose done went out but whose final write did not land gets the status its
+   * log says. Any other is lost: `error{run_lost}` and its done, fenced against a worker that
+   * still believes it holds it; its log archived here; its row `lost`.
+   * @returns whether this call ended the row.
+   */
+  async reap(run: RunRecord, jobState: string): Promise<boolean> {
+    const { log } = this.deps;
+    const store = this.need('store');
+    const envelope = { sessionId: run.sessionId, runId: run.runId };
+    if (await log.isSealed(run.runId)) {
+      const events = await log.range(run.runId, 0);
+      const done = events.findLast((e: EventDict) => e.event_type === 'done');
+      // A busy LLM's error is recoverable for the client (send it again later), yet the run failed:
+      // only a worker's hand-over is no failure.
+      const failed = events.some((e) => e.event_type === 'error' && e.error_code !== 'worker_lost');
+      const status = done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
+      const marked = await store.runs.markFinished(run.runId, move(run.runId, run.status, status) as FinalRunState, failed ? 'ended before its final write' : undefined);
+      await this.releaseSlot(run);
+      return marked;
+    }
+    const epoch = await this.need('ledger').claim(run.runId);
+    const ended = await log.append(new ErrorEvent(envelope, 'This turn stopped without finishing and was ended; send it again', false, 'run_lost').toDict(), epoch);
+    if (ended.status === 'fenced') return false;
+    await log.append(new DoneEvent(envelope, false).toDict(), epoch);
+    await store.events.appendBatch(run.runId, await log.range(run.runId, 0));
+    const marked = await store.runs.markFinished(run.runId, move(run.runId, run.status, 'lost') as FinalRunState, `no worker holds it (job ${jobState})`);
+    await this.releaseSlot(run);
+    return marked;
+  }
+
+  /** One run's final rows, alone: messages it stored before (a retry) are kept; messages that cannot be stored end it failed. */
+  private async finishOne(finish: RunFinish): Promise<void> {
+    const store = this.need('store');
+    let { status, error } = finish;
+    try {
+      await store.messages.append(finish.messages);
+    } catch (err) {
+      if (this.deps.databaseUnavailable?.(err)) throw err;
+      if (!isDuplicateKey(err)) {
+        this.deps.logger?.error({ run_id: finish.runId, err }, "could not store the run's messages");
+        [status, error] = ['failed', 'The answer could not be stored'];
+      }
+    }
+    // Independent rows: written side by side.
+    await Promise.all([store.runs.markFinished(finish.runId, status, error), store.sessions.update(finish.sessionId, { lastActiveAt: new Date() })]);
+  }
+
+  private async releaseSlot(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
+    await this.deps.slots?.release(run.tenantId, run.runId).catch((err: unknown) => this.deps.logger?.warn({ run_id: run.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
+  }
+
+  private need<K extends 'queue' | 'relay' | 'store' | 'ledger'>(dep: K): NonNullable<RunLifecycleDeps[K]> {
+    const value = this.deps[dep];
+    if (!value) throw new Error(`RunLifecycle needs its ${dep} for this`);
+    return value as NonNullable<RunLifecycleDeps[K]>;
+  }
 }
+
+/** MySQL's duplicate key (1062): the rows of an earlier attempt whose acknowledgement was lost. */
+function isDuplicateKey(err: unknown): boolean {
+  const e = err as { errno?: number; driverError?: { errno?: number } };
+  return e?.errno === 1062 || e?.driverError?.errno === 1062;
+}
+

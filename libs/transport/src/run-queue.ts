@@ -86,6 +86,23 @@ export class RunQueue {
     return (await this.queue.remove(runId)) === 1;
   }
 
+  /**
+   * Moves a parked run's job (delayed until its wait expires) to the queue now. Does nothing
+   * when the job is not delayed (not parked yet, already woken, or gone).
+   * @returns whether it moved the job.
+   */
+  async promote(runId: string): Promise<boolean> {
+    const job = await this.queue.getJob(runId);
+    if (!job) return false;
+    try {
+      await job.promote();
+      return true;
+    } catch {
+      // Not delayed (any more): someone else woke it, or a worker holds it.
+      return false;
+    }
+  }
+
   /** The run's job state ('waiting', 'active', 'completed', 'failed', ...; 'unknown' when there is none). */
   async jobState(runId: string): Promise<string> {
     return this.queue.getJobState(runId);

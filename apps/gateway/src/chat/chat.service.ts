@@ -105,9 +105,9 @@ export class ChatService {
     try {
       return await this.createRun(caller, request, assistantId, runId, span, requestId, options);
     } catch (err) {
-      // Never queued: its slot of the tenant's concurrent runs is free again.
-      await this.quotas.releaseRun(caller, runId).catch(() => undefined);
-      throw err;
+      // Never queued: its row (if written) ends failed and its slot of the tenant's concurrent runs is free again.
+      await this.lifecycle.abandon({ runId, tenantId: caller.tenantId }, err instanceof EnqueueFailed).catch(() => undefined);
+      throw err instanceof EnqueueFailed ? err.cause : err;
     }
   }
 
@@ -160,8 +160,8 @@ export class ChatService {
   }
 
   /**
-   * Announces and queues a run whose rows are written. A run that cannot be queued is ended
-   * failed at once, or its session would answer 409 forever.
+   * Announces and queues a run whose rows are written.
+   * @throws EnqueueFailed when it cannot be queued: the caller has the lifecycle end it failed at once, or its session would answer 409 forever.
    */
   private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn'>): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
@@ -183,8 +183,7 @@ export class ChatService {
         ...(firstTurn ? { firstTurn } : {}),
       });
     } catch (err) {
-      await this.store.runs.markFinished(runId, 'failed', 'The run could not be queued').catch(() => undefined);
-      throw err;
+      throw new EnqueueFailed(err);
     }
     this.metrics.runsQueued.inc();
     return { sessionId, runId };
@@ -264,5 +263,12 @@ export class ChatService {
       throw new ApiError(503, 'over_capacity', 'DataAgent is at capacity; retry shortly', { pending_runs: this.pending.count }, { 'Retry-After': '5' });
     }
     this.pending.count++;
+  }
+}
+
+/** A run whose rows are written could not be queued: the lifecycle ends it failed. */
+class EnqueueFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('The run could not be queued');
   }
 }

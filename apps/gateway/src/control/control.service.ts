@@ -3,8 +3,7 @@ import type { Caller } from '#core/session/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
-import { RunEventLog } from '#transport/run-event-log.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { RunLifecycle, type RunRef } from '#transport/run-lifecycle.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -30,7 +29,6 @@ export class ControlService {
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly access: SessionAccess,
-    private readonly log: RunEventLog,
     private readonly lifecycle: RunLifecycle,
     private readonly bus: ControlBus,
     private readonly hitl: HitlRequests,
@@ -51,32 +49,30 @@ export class ControlService {
       const [, stored] = await Promise.all([this.access.getOwned(caller, sessionId), this.store.runs.listActive(sessionId)]);
       active = stored.map((run) => run.runId);
     }
-    const ended = await Promise.all(active.map((runId) => this.cancelRun(runId, sessionId)));
+    const ended = await Promise.all(active.map((runId) => this.cancelRun({ runId, sessionId, tenantId: caller.tenantId })));
     const cancelled = active.filter((_, i) => ended[i]);
     if (cancelled.length === 0) return { session_id: sessionId, cancelled: false, run_ids: [], reason: 'no_active_run' };
     return { session_id: sessionId, cancelled: true, run_ids: cancelled };
   }
 
   /** Cancels a run this gateway started for a client that has gone away (ownership is known). Returns false when it had finished. */
-  cancelStarted(run: { runId: string; sessionId: string }): Promise<boolean> {
-    return this.cancelRun(run.runId, run.sessionId);
+  cancelStarted(run: RunRef): Promise<boolean> {
+    return this.cancelRun(run);
   }
 
   /** Returns false when the run had already finished. */
-  private async cancelRun(runId: string, sessionId: string): Promise<boolean> {
+  private async cancelRun(run: RunRef): Promise<boolean> {
     const requestedAt = Date.now();
-    const outcome = await this.lifecycle.cancel(runId, sessionId);
+    const outcome = await this.lifecycle.cancel(run);
     if (outcome === 'finished') return false;
     if (outcome === 'ended_queued') {
-      await this.store.runs.markFinished(runId, 'cancelled', 'cancelled while queued');
-      // No worker saw this run: archive its short log here.
-      await this.store.events.appendBatch(runId, await this.log.range(runId, 0));
+      // No worker held it (queued, or parked waiting for a person): the lifecycle ended it.
       this.metrics.runsFinished.labels('cancelled').inc();
       this.metrics.cancelLatency.labels('queued').observe(secondsSince(requestedAt));
       return true;
     }
     // The worker times the cancel from here to the run's done.
-    await this.bus.publish({ type: 'cancel', run_id: runId, requested_at: requestedAt });
+    await this.bus.publish({ type: 'cancel', run_id: run.runId, requested_at: requestedAt });
     return true;
   }
 
@@ -95,7 +91,8 @@ export class ControlService {
       const { hitlApproveAllSeconds, sessionTimeoutSeconds } = this.settings.server;
       await this.hitl.approveAll(decided.sessionId!, Math.ceil(hitlApproveAllSeconds ?? sessionTimeoutSeconds));
     }
-    await this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: decided.runId! });
+    // A run waiting on this worker hears the message; a parked one goes back to the queue.
+    await Promise.all([this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: decided.runId! }), this.lifecycle.wake(decided.runId!)]);
     return { request_id: requestId, decision, accepted: true };
   }
 }

@@ -11,6 +11,8 @@ import { ControlBus } from '#transport/control-bus.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { RunLedger } from '#transport/run-ledger.js';
+import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
@@ -55,7 +57,13 @@ export class InfraModule implements OnApplicationShutdown {
         // cost ~60 µs per event-loop turn with commands.
         { provide: QUEUE_REDIS, useFactory: () => createRedis(redis.url, 'gateway-queue', failFast()) },
         { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
-        { provide: RunLifecycle, inject: [RunEventLog, RunQueue], useFactory: (log: RunEventLog, queue: RunQueue) => new RunLifecycle(log, queue) },
+        {
+          provide: RunLifecycle,
+          inject: [RunEventLog, RunQueue, STORE, REDIS, HitlRequests],
+          useFactory: (log: RunEventLog, queue: RunQueue, store: ConversationStore, r: Redis, hitl: HitlRequests) =>
+            // The ledger's lifetime is the workers' (an unfinished run's log); the gateway only reads parked waits and claims nothing.
+            new RunLifecycle({ log, queue, store, slots: new TenantRunSlots(r), ledger: new RunLedger(r, 24 * 3600), hitl }),
+        },
         // Its own connection: cancels and approvals never wait behind other commands' replies.
         { provide: CONTROL_REDIS, useFactory: () => createRedis(redis.url, 'gateway-control', failFast()) },
         { provide: ControlBus, inject: [CONTROL_REDIS], useFactory: (r: Redis) => new ControlBus(r) },

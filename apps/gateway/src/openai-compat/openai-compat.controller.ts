@@ -97,7 +97,8 @@ export class OpenAiCompatController {
     } else {
       options.history = history;
     }
-    const run = await this.chat.submit(caller, { message, assistant_id: body.model, ...(existing ? { session_id: existing } : {}) }, String(req.id ?? ''), options);
+    // The tenant comes along: a run this door cancels gives back that tenant's slot.
+    const run = { ...(await this.chat.submit(caller, { message, assistant_id: body.model, ...(existing ? { session_id: existing } : {}) }, String(req.id ?? ''), options)), tenantId: caller.tenantId };
     res.setHeader('X-DataAgent-Session', run.sessionId);
     res.setHeader('X-DataAgent-Run', run.runId);
     if (body.stream) await this.stream(run, body.model, res);
@@ -105,7 +106,7 @@ export class OpenAiCompatController {
   }
 
   /** The whole answer once the run is done; a client that leaves first, or a run past DATAAGENT_SYNC_TIMEOUT_MS, cancels it. */
-  private async whole(run: SubmittedRun, model: string, res: Response): Promise<void> {
+  private async whole(run: SubmittedRun & { tenantId: string }, model: string, res: Response): Promise<void> {
     const answer = new AnswerText();
     let failure: EventDict | undefined;
     let finish!: (how: 'done' | 'cancelled' | 'gone' | 'timeout') => void;
@@ -147,7 +148,7 @@ export class OpenAiCompatController {
   }
 
   /** `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels the run. */
-  private async stream(run: SubmittedRun, model: string, res: Response): Promise<void> {
+  private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response): Promise<void> {
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
       `data: ${JSON.stringify({ id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] })}\n\n`;

@@ -32,8 +32,7 @@ export class Quotas {
   /**
    * Before a run is created, takes one of the tenant's run slots: a tenant at its limit gets 429
    * rather than queueing ahead of other tenants, however many chats arrive at once on however
-   * many gateways. The worker gives the slot back when the run ends; {@link releaseRun} when the
-   * run is never queued. A tenant that looks full first has slots of runs that ended without
+   * many gateways. The run lifecycle gives the slot back when the run ends, or is never queued. A tenant that looks full first has slots of runs that ended without
    * giving theirs back pruned against the store.
    * @throws ApiError 429 `tenant_run_limit` at the tenant's max_concurrent_runs.
    */
@@ -46,11 +45,6 @@ export class Quotas {
     }
     if (held === null) return;
     throw tooMany('tenant_run_limit', `Your organisation has ${held} runs going, its most at once; retry when one ends`, 'concurrent_runs_per_tenant', max, 5);
-  }
-
-  /** Gives back the slot {@link admitRun} took for a run that was never queued. */
-  async releaseRun(caller: Caller, runId: string): Promise<void> {
-    await this.runSlots.release(caller.tenantId, runId);
   }
 
   /** Counts one request of the caller's key. @throws ApiError 429 `rate_limited` past the tenant's requests_per_minute. */

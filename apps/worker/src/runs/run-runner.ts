@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict, type ExecutionEvent } from '#core/events/execution-event.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
-import { isHandoff, RunHandoff, type RunJournal } from '#core/engine/run-journal.js';
+import { isHandoff, RunHandoff, type ParkedWait, type RunJournal } from '#core/engine/run-journal.js';
 import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engine/run-tools.js';
 import { AUTO_APPROVE, REFUSE_APPROVALS, type HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage, ChatModel } from '#core/llm/chat-model.js';
@@ -10,55 +10,48 @@ import { applyFeatures } from '#core/tenants/feature-gate.js';
 import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
 import type { RunMeter, RunMetrics } from '../metrics/run-metrics.js';
 import type { RunTrace, RunTraces } from '../tracing/run-traces.js';
-import type { ConversationStore, RunFinish, RunStatus } from '#core/session/session-store.js';
-import { GroupCommit } from '#core/util/group-commit.js';
-import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
+import type { ConversationStore } from '#core/session/session-store.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { RunEventLog } from '#transport/run-event-log.js';
-import type { RunLifecycle } from '#transport/run-lifecycle.js';
+import type { RunEnd, RunLifecycle, RunRef } from '#transport/run-lifecycle.js';
 import { isRedisUnavailable } from '#transport/redis-connection.js';
-import { RunFencedError, type RunLedger } from '#transport/run-ledger.js';
-import type { TenantRunSlots } from '#transport/tenant-run-slots.js';
+import { RunFencedError, type RunLedger, type TakenRun } from '#transport/run-ledger.js';
 import type { EventArchiver } from './event-archiver.js';
-import type { PendingWrites } from './pending-writes.js';
 import { loadHistory, toNewMessage } from './history.js';
 
 export interface RunRunnerDeps {
   store: ConversationStore;
   log: RunEventLog;
-  /** Wakes a run that waits behind an earlier run of its session on that run's done. */
+  /** The only writer of the run's states, row, done and tenant slot; wakes a run that waits behind an earlier run of its session. */
   lifecycle: RunLifecycle;
   /** Ownership, recorded steps and tool intents of runs. */
   ledger: RunLedger;
   archiver: EventArchiver;
   agents: AgentFactory;
   workerId: string;
-  /** Builds the HITL handler for one run's caller; absent: everything is approved. */
-  hitlFor?: (caller: Caller) => HitlHandler;
+  /** Builds the HITL handler for one run's caller, which parks the run through `park`; absent: everything is approved. */
+  hitlFor?: (caller: Caller, park: (wait: ParkedWait) => void) => HitlHandler;
   /** Each run's part of its trace (off: no spans). */
   traces?: RunTraces;
   /** Each run's part of the worker's metrics (absent: none recorded). */
   metrics?: RunMetrics;
   /** Equip each run with more tools and middleware (memory, MCP servers); released when it ends. */
   toolProviders?: RunToolProvider[];
-  /** Writes kept for a database that cannot be reached. */
-  pendingWrites: PendingWrites;
   /** UTF-8 bytes of earlier conversation a run gets (DATAAGENT_HISTORY_MAX_BYTES). */
   historyMaxBytes: number;
   /** Tenants' feature switches (multi-tenant mode); absent: everything is on. */
   tenants?: TenantDirectory;
-  /** Tenants' concurrent-run slots: a run gives its slot back when it ends here. */
-  runSlots?: TenantRunSlots;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-type FinalStatus = Exclude<RunStatus, 'queued' | 'running'>;
+type FinalStatus = RunEnd['status'];
 
 /**
  * What became of a job: ended; handed back to the queue to continue on another worker (drain);
- * or lost to another worker that took it over (this worker lost its lock or was fenced off).
+ * lost to another worker that took it over (this worker lost its lock or was fenced off); or
+ * parked: it waits for a person, holding no worker, until the wait's answer or expiry.
  */
-export type RunOutcome = 'finished' | 'handed_back' | 'lost';
+export type RunOutcome = 'finished' | 'handed_back' | 'lost' | { parked: ParkedWait };
 
 interface ActiveRun {
   controller: AbortController;
@@ -80,20 +73,8 @@ interface ActiveRun {
 export class RunRunner {
   private readonly active = new Map<string, ActiveRun>();
   private draining = false;
-  /**
-   * Runs' rows are written in groups, as the gateway writes submissions: the runs that start (or
-   * end) while one group is written go in the next, so a burst costs a few statements, not a
-   * few per run. A group that fails is written run by run, so a run whose rows cannot be written
-   * fails alone.
-   */
-  private readonly starts: GroupCommit<string>;
-  private readonly finishes: GroupCommit<RunFinish>;
 
-  constructor(private readonly deps: RunRunnerDeps) {
-    const { store } = deps;
-    this.starts = new GroupCommit((runIds) => (runIds.length === 1 ? store.runs.markStarted(runIds[0]!) : store.submissions.startMany(runIds)));
-    this.finishes = new GroupCommit((finishes) => (finishes.length === 1 ? this.finishOne(finishes[0]!) : store.submissions.finishMany(finishes)));
-  }
+  constructor(private readonly deps: RunRunnerDeps) {}
 
   get activeCount(): number {
     return this.active.size;
@@ -133,12 +114,13 @@ export class RunRunner {
   }
 
   async run(job: RunJobData): Promise<RunOutcome> {
-    const { store, log, ledger, archiver, agents, workerId, logger } = this.deps;
+    const { store, log, ledger, archiver, agents, workerId, logger, lifecycle } = this.deps;
     const envelope = { sessionId: job.sessionId, runId: job.runId };
+    const ref: RunRef = { runId: job.runId, sessionId: job.sessionId, tenantId: job.tenantId };
     // A run that waits for earlier ones is looked at first; any other learns it in the take below.
     if (job.afterRuns?.length && (await log.isSealed(job.runId))) {
       logger.info({ run_id: job.runId }, 'run already finished; skipping');
-      await this.deps.runSlots?.release(job.tenantId, job.runId).catch(() => undefined);
+      await lifecycle.released(ref);
       return 'finished';
     }
     const controller = new AbortController();
@@ -148,7 +130,7 @@ export class RunRunner {
       // Its events must not interleave with the earlier runs': it starts on their done. A cancel
       // (control message or record) ends the wait, and the run then ends cancelled below.
       try {
-        await this.deps.lifecycle.waitForDone(job.sessionId, job.afterRuns, controller.signal, (runId) => this.earlierRunEnded(runId), () => log.isCancelRequested(job.runId));
+        await lifecycle.waitForDone(job.sessionId, job.afterRuns, controller.signal, (runId) => this.earlierRunEnded(runId), () => log.isCancelRequested(job.runId));
       } catch (err) {
         if (!controller.signal.aborted) {
           this.active.delete(job.runId);
@@ -168,6 +150,10 @@ export class RunRunner {
     let lastSeq = 0;
     let epoch = 0;
     let equipped: RunTools | undefined;
+    /** Set once the run has its done (or is found to have one): nothing more of it to end here. */
+    let ended = false;
+    /** A parked run continued: the events it sent before parking, which the engine's replay of its turn sends again, are not sent twice. */
+    let resent: EventDict[] = [];
     const runTrace = this.deps.traces?.start(job);
     const meter = this.deps.metrics?.start(job);
     /** The run had its done before this worker did anything (another ended it): nothing of it to count here. */
@@ -185,7 +171,11 @@ export class RunRunner {
       }
     };
     const publish = async (event: ExecutionEvent, archive = true): Promise<EventDict | null> => {
-      const result = await handOffOn(() => log.append(event.toDict(), epoch));
+      const dict = event.toDict();
+      const again = replayed(resent, dict);
+      if (again) return again;
+      resent = [];
+      const result = await handOffOn(() => log.append(dict, epoch));
       if (result.status === 'appended') {
         lastSeq = result.event.seq;
         if (archive) archiver.add(result.event);
@@ -195,29 +185,45 @@ export class RunRunner {
       controller.abort(result.status === 'fenced' ? new RunHandoff('fenced') : new Error(result.status));
       return null;
     };
-    const handedOff = () => isHandoff(controller.signal);
-    let slotReleased = false;
-    const releaseSlot = async () => {
-      if (slotReleased) return;
-      slotReleased = true;
-      await this.deps.runSlots?.release(job.tenantId, job.runId).catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
+    /** Ends the run through the lifecycle: its row, its slot, its done (→ completed | failed | cancelled). */
+    const end = async (how: FinalStatus, options: Pick<RunEnd, 'reason' | 'closeCall'> = {}): Promise<void> => {
+      ended = true;
+      // Ids derived from the run and position, so a retry after a lost acknowledgement, or the
+      // worker that continues a run whose worker died while storing it, finds its rows instead of doubling them.
+      const messages = how === 'cancelled' ? [] : added.map((m, i) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: messageIdFor(job.runId, i) }));
+      const result = await handOffOn(() => lifecycle.finish(ref, epoch, { status: how, ...options, ...(failure === undefined ? {} : { error: failure }), messages }));
+      if (result.status === 'appended') archiver.add(result.event);
+      else if (result.status === 'fenced') controller.abort(new RunHandoff('fenced'));
     };
+    const handedOff = () => isHandoff(controller.signal);
 
     try {
       // Its done, its ownership, its log and recorded steps, in one round trip.
       const taken = await handOffOn(() => ledger.take(job.runId));
       if (taken.sealed) {
         logger.info({ run_id: job.runId }, 'run already finished; skipping');
-        endedElsewhere = true;
+        endedElsewhere = ended = true;
+        await lifecycle.released(ref);
         return 'finished';
       }
       epoch = taken.epoch;
       const { events: earlier, steps } = taken;
       const startedBefore = earlier.find((e) => e.event_type === 'run_started');
+      const quiet = isQuietContinuation(taken);
       // Archived below with the events before it, in seq order: the archive keeps only events
       // after the highest seq it holds, so a flush of run_started alone would lose run_queued.
-      let first: EventDict | null;
-      if (!startedBefore) {
+      let first: EventDict | null = null;
+      if (quiet) {
+        // A parked run whose wait is over: it goes on where it stopped, and the client sees nothing of the move.
+        lastSeq = earlier.at(-1)?.seq ?? 0;
+        resent = earlier.filter((e) => e.seq > (steps.at(-1)?.seq ?? startedBefore?.seq ?? 0));
+        logger.info({ run_id: job.runId, epoch, parked_at_seq: lastSeq }, 'continuing a parked run');
+        if (taken.cancelled) {
+          status = 'cancelled';
+          await end('cancelled', { closeCall: taken.parked?.toolCallId });
+          return 'finished';
+        }
+      } else if (!startedBefore) {
         first = await publish(new RunStartedEvent(envelope, workerId), false);
         if (first) meter?.started();
       } else {
@@ -225,18 +231,20 @@ export class RunRunner {
         logger.warn({ run_id: job.runId, epoch, resume_after_seq: resumeAfter, steps: steps.length }, 'continuing a run whose worker stopped');
         first = await publish(new ErrorEvent(envelope, 'The worker running this turn stopped; it continues here from its last recorded step', true, 'worker_lost', resumeAfter), false);
       }
-      if (!first) {
+      if (!first && !quiet) {
         if (sealed) {
-          endedElsewhere = true;
+          endedElsewhere = ended = true;
+          await lifecycle.released(ref);
           return 'finished';
         }
         if (handedOff()) return 'lost';
         status = 'cancelled';
-        return await this.endCancelled(job, publish);
+        await end('cancelled');
+        return 'finished';
       }
       // The gateway's run_queued (and, on a takeover, what the archive may not hold yet) is archived with this worker's events.
-      for (const event of [...earlier, first]) archiver.add(event);
-      const [, history] = await Promise.all([this.starts.add(job.runId), job.firstTurn ? [] : loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
+      for (const event of first ? [...earlier, first] : earlier) archiver.add(event);
+      const [, history] = await Promise.all([lifecycle.start(job.runId), job.firstTurn ? [] : loadHistory(store.messages, job.sessionId, job.runId, this.deps.historyMaxBytes)]);
       const journal: RunJournal = {
         resumed: steps,
         step: async (step) => {
@@ -249,7 +257,8 @@ export class RunRunner {
         },
       };
       const base = agents.get(job.assistantId);
-      const hitl = job.approvals === 'refuse' ? REFUSE_APPROVALS : job.approvals === 'approve' ? AUTO_APPROVE : this.deps.hitlFor?.(caller);
+      const park = (wait: ParkedWait) => controller.abort(new RunHandoff('park', wait));
+      const hitl = job.approvals === 'refuse' ? REFUSE_APPROVALS : job.approvals === 'approve' ? AUTO_APPROVE : this.deps.hitlFor?.(caller, park);
       const features = await this.featuresOf(caller, job.runId);
       equipped = await provideRunTools(this.deps.toolProviders ?? [], {
         caller,
@@ -292,25 +301,23 @@ export class RunRunner {
         if (event instanceof DoneEvent) {
           const cancelled = event.cancelled || controller.signal.aborted;
           if (cancelled) status = 'cancelled';
-          await this.finish(job, status, failure, added);
-          // Given back before the done goes out: a client that sends its next chat on the done is admitted.
-          await releaseSlot();
-          await publish(cancelled === event.cancelled ? event : new DoneEvent(envelope, true, 'cancelled'));
+          await end(status, { reason: cancelled === event.cancelled ? event.reason : 'cancelled' });
           break;
         }
         await publish(event);
         if (sealed) break;
       }
-      if (handedOff()) return this.handOffOutcome(job, controller.signal.reason as RunHandoff);
+      if (handedOff()) return await this.handOff(job, ref, epoch, lastSeq, controller.signal.reason as RunHandoff);
     } catch (err) {
-      if (handedOff()) return this.handOffOutcome(job, controller.signal.reason as RunHandoff);
+      if (handedOff()) return this.handOff(job, ref, epoch, lastSeq, controller.signal.reason as RunHandoff);
       // The engine never throws; this is the store or Redis failing around it.
       logger.error({ run_id: job.runId, err }, 'run failed outside the engine');
       status = 'failed';
       failure = err instanceof Error ? err.message : String(err);
-      await this.finish(job, 'failed', failure, added).catch(() => undefined);
-      await publish(new ErrorEvent(envelope, 'Internal error while running the agent', false, 'internal_error')).catch(() => undefined);
-      await publish(new DoneEvent(envelope, false)).catch(() => undefined);
+      if (!ended) {
+        await publish(new ErrorEvent(envelope, 'Internal error while running the agent', false, 'internal_error')).catch(() => undefined);
+        await end('failed').catch(() => undefined);
+      }
     } finally {
       runTrace?.end(handedOff() ? 'handed_off' : status, failure);
       meter?.end(handedOff() || endedElsewhere ? 'handed_off' : status);
@@ -318,7 +325,7 @@ export class RunRunner {
       await equipped?.release().catch((err: unknown) => logger.warn({ run_id: job.runId, err }, "could not release the run's tools"));
       await archiver.flushRun(job.runId);
       if (!handedOff()) {
-        await releaseSlot();
+        if (!ended) await lifecycle.released(ref);
         await this.purgeIfSessionDeleted(job);
       }
     }
@@ -339,11 +346,24 @@ export class RunRunner {
     }
   }
 
-  /** A run cancelled before its first event: it ends with its done. */
-  private async endCancelled(job: RunJobData, publish: (event: ExecutionEvent) => Promise<EventDict | null>): Promise<RunOutcome> {
-    await this.finish(job, 'cancelled', undefined, []);
-    await publish(new DoneEvent({ sessionId: job.sessionId, runId: job.runId }, true, 'cancelled'));
-    return 'finished';
+  /**
+   * What a run that stops here without ending becomes. A parked run records its wait through
+   * the lifecycle (→ waiting) before its job leaves: a worker that takes it later continues it
+   * quietly. Recording fails when another worker owns the run (lost) or Redis is out of reach
+   * (handed back: it continues from its ledger, and asks again).
+   */
+  private async handOff(job: RunJobData, ref: RunRef, epoch: number, lastSeq: number, reason: RunHandoff): Promise<RunOutcome> {
+    if (reason.why === 'park' && reason.wait) {
+      try {
+        await this.deps.lifecycle.park(ref, epoch, reason.wait, lastSeq);
+        return { parked: reason.wait };
+      } catch (err) {
+        if (err instanceof RunFencedError) return this.handOffOutcome(job, new RunHandoff('fenced'));
+        this.deps.logger.warn({ run_id: job.runId, err }, 'could not park the run; handing it back to the queue');
+        return 'handed_back';
+      }
+    }
+    return this.handOffOutcome(job, reason);
   }
 
   private handOffOutcome(job: RunJobData, reason: RunHandoff): RunOutcome {
@@ -396,39 +416,6 @@ export class RunRunner {
       logger.warn({ run_id: job.runId, err }, 'could not check for a deleted session');
     }
   }
-
-  /**
-   * Stores the run's messages and ends its row. The row ends even when the messages cannot be
-   * stored (or the session would stay busy), and a database that cannot be reached gets the
-   * writes later, in order (PendingWrites): the run's done does not wait for it.
-   */
-  private async finish(job: RunJobData, status: FinalStatus, failure: string | undefined, added: ChatMessage[]): Promise<void> {
-    const { logger, pendingWrites } = this.deps;
-    // Ids derived from the run and position, so a retry after a lost acknowledgement, or the
-    // worker that continues a run whose worker died while storing it, finds its rows instead of doubling them.
-    const messages = status === 'cancelled' ? [] : added.map((m, i) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: messageIdFor(job.runId, i) }));
-    const finish: RunFinish = { runId: job.runId, sessionId: job.sessionId, status, ...(failure === undefined ? {} : { error: failure }), messages };
-    if (!(await pendingWrites.run(`finish run ${job.runId}`, () => this.finishes.add(finish)))) {
-      logger.warn({ run_id: job.runId }, 'database unreachable: the answer is kept and stored once it is back');
-    }
-  }
-
-  /** One run's final rows, alone: messages it stored before (a retry) are kept; messages that cannot be stored end it failed. */
-  private async finishOne(finish: RunFinish): Promise<void> {
-    const { store, logger } = this.deps;
-    let { status, error } = finish;
-    try {
-      await store.messages.append(finish.messages);
-    } catch (err) {
-      if (isDatabaseUnavailable(err)) throw err;
-      if (!isDuplicateKey(err)) {
-        logger.error({ run_id: finish.runId, err }, "could not store the run's messages");
-        [status, error] = ['failed', 'The answer could not be stored'];
-      }
-    }
-    // Independent rows: written side by side.
-    await Promise.all([store.runs.markFinished(finish.runId, status, error), store.sessions.update(finish.sessionId, { lastActiveAt: new Date() })]);
-  }
 }
 
 /** A UUID (version 8, name-based) for the run's i-th message: the same on every attempt of the run. */
@@ -444,8 +431,24 @@ function instrumented(model: ChatModel, trace?: RunTrace, meter?: RunMeter): Cha
   return meter ? meter.model(traced) : traced;
 }
 
-/** MySQL's duplicate key (1062): the rows of an earlier attempt whose acknowledgement was lost. */
-function isDuplicateKey(err: unknown): boolean {
-  const e = err as { errno?: number; driverError?: { errno?: number } };
-  return e?.errno === 1062 || e?.driverError?.errno === 1062;
+/** Whether the run was parked and nothing happened to it since: it continues without telling the client anything. */
+function isQuietContinuation(taken: Extract<TakenRun, { sealed: false }>): boolean {
+  return taken.parked !== undefined && taken.parked.seq === (taken.events.at(-1)?.seq ?? 0);
+}
+
+/** An event's identity for replay: what it says, not when it was made. */
+function sameEvent(a: EventDict, b: EventDict): boolean {
+  const strip = ({ seq: _seq, timestamp: _at, expires_at: _expires, ...rest }: EventDict) => JSON.stringify(rest);
+  return strip(a) === strip(b);
+}
+
+/**
+ * Whether `dict` is the next of the events a continued parked run sent before it parked (the
+ * engine replays its turn and sends them again): then it is that event, as the log has it, and
+ * leaves `resent`. A question that is not asked again (it was answered) is passed over.
+ */
+function replayed(resent: EventDict[], dict: EventDict): EventDict | null {
+  while (resent.length > 0 && resent[0]!.event_type === 'hitl_request' && dict.event_type !== 'hitl_request') resent.shift();
+  if (resent.length > 0 && sameEvent(resent[0]!, dict)) return resent.shift()!;
+  return null;
 }

@@ -1,12 +1,11 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { WaitingError, type Job } from 'bullmq';
+import { DelayedError, WaitingError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RunHandoff } from '#core/engine/run-journal.js';
 import { ControlBus } from '#transport/control-bus.js';
 import type { ConversationStore } from '#core/session/session-store.js';
-import { RunEventLog } from '#transport/run-event-log.js';
-import { RunLedger } from '#transport/run-ledger.js';
+import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
 import { createRedis, pingRedis } from '#transport/redis-connection.js';
@@ -49,8 +48,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly waiters: DecisionWaiters,
     private readonly pendingWrites: PendingWrites,
     @Inject(STORE) private readonly store: ConversationStore,
-    private readonly log: RunEventLog,
-    private readonly ledger: RunLedger,
+    private readonly lifecycle: RunLifecycle,
     @Inject(MCP) private readonly mcp: McpRuntime,
   ) {}
 
@@ -76,7 +74,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     // On the queue's connection: BullMQ defines its scripts on the connection it is given, and every
     // auto-pipelined batch of the command connection (the run events' appends) would copy them all.
     this.reaperQueue = new RunQueue(this.connection, redis.queueName);
-    const reaper = new RunReaper({ store: this.store, log: this.log, ledger: this.ledger, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
+    const reaper = new RunReaper({ store: this.store, lifecycle: this.lifecycle, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
     let sweeping = false;
     this.reaperTimer = setInterval(() => {
       if (sweeping) return;
@@ -97,6 +95,13 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async process(job: Job<RunJobData>, token?: string): Promise<'ended' | 'lost'> {
     const outcome = await this.runner.run(job.data);
+    if (typeof outcome === 'object') {
+      // Parked: the job leaves the active set, delayed until the wait expires (the expiry then
+      // continues it with no answer); an answer wakes it sooner, and any worker continues it.
+      await job.moveToDelayed(outcome.parked.until, token);
+      await this.lifecycle.parked(outcome.parked, job.data.runId).catch((err: unknown) => this.logger.warn({ run_id: job.data.runId, err }, 'could not look for an answer that came while the run parked; its expiry continues it'));
+      throw new DelayedError();
+    }
     if (outcome === 'handed_back') {
       // Back to the queue: another worker continues it from its ledger.
       await job.moveToWait(token);

@@ -233,6 +233,14 @@ export class WorkerConfig {
   @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
   hitlTimeoutSeconds = 300;
 
+  /**
+   * Seconds a run waiting for a person's approval stays on its worker before it parks: gives its
+   * worker slot back and continues on whichever worker takes it once the answer (or the
+   * expiry) comes. 0 parks at once; a longer wait saves quick answers the continuation.
+   */
+  @Env('DATAAGENT_HITL_PARK_AFTER', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0)
+  hitlParkAfterSeconds = 0;
+
   /** Parse <tool_action> tags in the model's text (enableToolActionParsing). */
   @Env('DATAAGENT_TOOL_ACTION_PARSING', 'bool') @IsBoolean({ message: 'must be true or false' })
   enableToolActionParsing = true;

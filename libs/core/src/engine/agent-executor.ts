@@ -229,11 +229,11 @@ export class AgentExecutor {
       // Bound to the arguments: a call id reused with other arguments is asked about anew.
       const requestId = `${envelope.runId}:${call.id}:${hash.slice(0, 16)}`;
       const action = { name: call.name, args: call.arguments, description: tool.description };
-      const mode = hitl.open ? await hitl.open({ requestId, runId: envelope.runId, sessionId: envelope.sessionId, action, argsHash: hash }) : 'ask';
+      // The deadline is taken before the request is recorded, so a client's countdown never promises more time than there is.
+      const expiresAt = hitl.timeoutMs === undefined ? undefined : Date.now() + hitl.timeoutMs;
+      const mode = hitl.open ? await hitl.open({ requestId, runId: envelope.runId, sessionId: envelope.sessionId, action, argsHash: hash, toolCallId: call.id, ...(expiresAt === undefined ? {} : { expiresAt }) }) : 'ask';
       if (mode !== 'approved') {
-        // The deadline is taken before the wait starts, so a client's countdown never promises more time than there is.
-        const expiresAt = hitl.timeoutMs === undefined ? undefined : new Date(Date.now() + hitl.timeoutMs).toISOString();
-        if (mode === 'ask') yield new HitlRequestEvent(envelope, requestId, action, undefined, expiresAt);
+        if (mode === 'ask') yield new HitlRequestEvent(envelope, requestId, action, undefined, expiresAt === undefined ? undefined : new Date(expiresAt).toISOString());
         const decision = await hitl.requestApproval(action, envelope.sessionId, context.signal, requestId);
         if (context.signal.aborted) {
           yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');

@@ -32,19 +32,37 @@ export interface RunJournal {
   intend(call: ToolCallRequest, argsHash: string): Promise<'new' | 'interrupted'>;
 }
 
+/** Why a run stops on this worker without ending. */
+export type HandoffReason = 'drain' | 'redis_unavailable' | 'lock_lost' | 'fenced' | 'park';
+
 /**
  * The abort reason of a run that stops on this worker without ending: it continues elsewhere
- * (drain, Redis out of reach, a lost job lock, another worker now owns it). No `done`, no
- * cancelled approval.
+ * (drain, Redis out of reach, a lost job lock, another worker now owns it), or it is parked:
+ * it waits for a person holding no worker, and continues on whichever worker takes it when
+ * the wait is over. No `done`, no cancelled approval.
  */
 export class RunHandoff extends Error {
-  constructor(readonly why: 'drain' | 'redis_unavailable' | 'lock_lost' | 'fenced') {
+  constructor(
+    readonly why: HandoffReason,
+    /** For `park`: what the run waits for, and until when at most. */
+    readonly wait?: ParkedWait,
+  ) {
     super(`run handed off: ${why}`);
     this.name = 'RunHandoff';
   }
 }
 
-/** Whether a run's abort signal fired because the run moves to another worker. */
+/** What a parked run waits for: a person's answer to one request, due by `until` (epoch ms). */
+export interface ParkedWait {
+  /** The request (an approval's id) whose answer continues the run. */
+  requestId: string;
+  /** The call the request is about: a cancel of the parked run ends that call cancelled. */
+  toolCallId: string;
+  /** When the wait expires (epoch ms): the run continues then, with no answer. */
+  until: number;
+}
+
+/** Whether a run's abort signal fired because the run moves to another worker (or parks). */
 export function isHandoff(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason instanceof RunHandoff;
 }

@@ -17,6 +17,10 @@ export interface ApprovalRequest {
   action: ActionRequest;
   /** SHA-256 of the call's canonical arguments: the approval is bound to them and to the tool name. */
   argsHash?: string;
+  /** When the question expires (epoch ms), as its hitl_request event says; absent: never. */
+  expiresAt?: number;
+  /** The call the request is about. */
+  toolCallId?: string;
 }
 
 /** Asks a person whether a sensitive action may run (seed 002, Req 3). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ACTIVE_RUN_STATES, type RunState } from './run-state.js';
 import type { EventDict } from '../events/execution-event.js';
 import { MemoryApiKeyStore } from '../auth/managed-api-keys.js';
 import { MemoryTenantStore } from '../tenants/tenant.js';
@@ -171,22 +172,26 @@ export class MemoryConversationStore implements ConversationStore {
     },
     markStarted: async (runId) => {
       const r = this.runMap.get(runId);
-      if (r && (r.status === 'queued' || r.status === 'running')) Object.assign(r, { status: 'running', startedAt: r.startedAt ?? this.now() });
+      if (r && isActive(r.status)) Object.assign(r, { status: 'running', startedAt: r.startedAt ?? this.now() });
+    },
+    markWaiting: async (runId) => {
+      const r = this.runMap.get(runId);
+      if (!r || r.status !== 'running') return false;
+      r.status = 'waiting';
+      return true;
     },
     markFinished: async (runId, status, error) => {
       const r = this.runMap.get(runId);
-      if (!r || (r.status !== 'queued' && r.status !== 'running')) return false;
+      if (!r || !isActive(r.status)) return false;
       Object.assign(r, { status, error: error ?? null, finishedAt: this.now() });
       return true;
     },
     listActive: async (sessionId) =>
-      [...this.runMap.values()]
-        .filter((r) => r.sessionId === sessionId && (r.status === 'queued' || r.status === 'running'))
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
-    activeAmong: async (runIds) => new Set(runIds.filter((id) => ['queued', 'running'].includes(this.runMap.get(id)?.status ?? ''))),
+      [...this.runMap.values()].filter((r) => r.sessionId === sessionId && isActive(r.status)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+    activeAmong: async (runIds) => new Set(runIds.filter((id) => isActive(this.runMap.get(id)?.status))),
     listStale: async (before, limit) =>
       [...this.runMap.values()]
-        .filter((r) => (r.status === 'queued' || r.status === 'running') && r.createdAt.getTime() < before.getTime())
+        .filter((r) => isActive(r.status) && r.createdAt.getTime() < before.getTime())
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
         .slice(0, limit)
         .map((r) => ({ ...r })),
@@ -226,4 +231,8 @@ export class MemoryConversationStore implements ConversationStore {
       .slice(page.offset, page.offset + page.limit)
       .map((s) => ({ ...s }));
   }
+}
+
+function isActive(status: RunState | undefined): boolean {
+  return status !== undefined && ACTIVE_RUN_STATES.includes(status);
 }

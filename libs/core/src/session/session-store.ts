@@ -1,3 +1,4 @@
+import type { FinalRunState, RunState } from './run-state.js';
 import type { ChatRole } from '../llm/chat-model.js';
 import type { ApiKeyStore } from '../auth/managed-api-keys.js';
 import type { MemoryStore } from '../memory/memory-store.js';
@@ -73,7 +74,8 @@ export interface MessageStore {
   count(sessionId: string): Promise<number>;
 }
 
-export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+/** A run's state as its row keeps it (see run-state.ts for the moves). */
+export type RunStatus = RunState;
 
 export interface RunRecord {
   runId: string;
@@ -91,10 +93,13 @@ export interface RunRecord {
 export interface RunStore {
   create(run: Pick<RunRecord, 'runId' | 'sessionId' | 'tenantId' | 'userId' | 'assistantId'>): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord | null>;
+  /** Marks a queued or waiting run running. */
   markStarted(runId: string): Promise<void>;
+  /** Marks a running run waiting (parked for a person). Returns whether it did. */
+  markWaiting(runId: string): Promise<boolean>;
   /** Sets a final status unless the run already has one; returns whether it did. */
-  markFinished(runId: string, status: Exclude<RunStatus, 'queued' | 'running'>, error?: string): Promise<boolean>;
-  /** Runs of a session that are queued or running, oldest first. */
+  markFinished(runId: string, status: FinalRunState, error?: string): Promise<boolean>;
+  /** Runs of a session that are queued, running or waiting, oldest first. */
   listActive(sessionId: string): Promise<RunRecord[]>;
   /** Those of `runIds` still queued or running (slots of the concurrent-runs quota are checked against it). */
   activeAmong(runIds: readonly string[]): Promise<Set<string>>;
@@ -122,7 +127,7 @@ export interface NewSubmission {
 export interface RunFinish {
   runId: string;
   sessionId: string;
-  status: Exclude<RunStatus, 'queued' | 'running'>;
+  status: FinalRunState;
   error?: string;
   messages: NewMessage[];
 }
