@@ -10,7 +10,7 @@ import type { EventDict } from '#core/events/execution-event.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
 import { buildBuiltinTools } from '#core/tools/builtin/builtin-tools.js';
 import type { Tool } from '#core/tools/tool.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';

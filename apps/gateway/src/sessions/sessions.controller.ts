@@ -4,7 +4,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
 import { ApiError } from '../common/api-error.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ControlService } from '../control/control.service.js';

@@ -11,7 +11,7 @@ import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/m
 import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { installFolders, type Sandbox } from '#core/sandbox/sandbox.js';
 import { findExecutable } from '#core/sandbox/sandbox-setup.js';
 import type { Workspace } from '#core/workspace/workspace.js';
