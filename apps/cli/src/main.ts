@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
-import { DEFAULT_ASSISTANT_ID } from '#core/engine/assistant-catalog.js';
+import { DEFAULT_ASSISTANT_ID } from '#core/config/assistant-catalog.js';
 import type { AgentBackend } from './agent/agent-backend.js';
 import type { LocalMcp } from './agent/local-mcp.js';
 import { UnknownSessionError } from './agent/session-files.js';
