@@ -104,8 +104,9 @@ async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (lin
     const { RemoteBackend } = await import('./agent/remote-backend.js');
     return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
   }
-  const [{ LlmConfig, ToolsConfig, WorkerConfig }, { McpRuntimeConfig }, { describeChatModel, resolveModel }, { LocalBackend }, { localMcpConfigPath, openLocalMcp }] = await Promise.all([
+  const [{ LlmConfig, WorkerConfig }, { ToolsConfig }, { McpRuntimeConfig }, { describeChatModel, resolveModel }, { LocalBackend }, { localMcpConfigPath, openLocalMcp }] = await Promise.all([
     import('#core/config/settings.js'),
+    import('#core/tools/tools-config.js'),
     import('#core/config/mcp-settings.js'),
     import('#llm/create-chat-model.js'),
     import('./agent/local-backend.js'),

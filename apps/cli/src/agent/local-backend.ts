@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { LlmConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import type { LlmConfig, WorkerConfig } from '#core/config/settings.js';
+import type { ToolsConfig } from '#core/tools/tools-config.js';
 import { findAssistant } from '#core/config/assistant-catalog.js';
 import { AgentFactory } from '#core/engine/agent-factory.js';
 import type { AgentMiddleware } from '#core/engine/agent-middleware.js';

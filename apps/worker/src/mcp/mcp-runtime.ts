@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
-import type { McpConfig } from '#core/config/settings.js';
+import type { McpConfig } from '#core/mcp/user-server-config.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { GLOBAL_MCP_OWNER, type McpCatalogOwner, type McpCatalogStore } from '#core/mcp/mcp-catalog-store.js';
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';

@@ -1,5 +1,21 @@
-import { ConfigError, flagName, loadConfig, parseFlags, redactUrlCredentials } from './env.js';
-import { LlmConfig, RedisConfig, ServerConfig, WorkerConfig } from './settings.js';
+import { IsBoolean, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
+import { ConfigError, Env, flagName, loadConfig, parseFlags, redactUrlCredentials } from './env.js';
+import { LlmConfig, RedisConfig, WorkerConfig } from './settings.js';
+
+/** A config class of each kind of field the loader reads (the gateway's own lives with the gateway). */
+class ServerConfig {
+  @Env('DATAAGENT_PORT', 'int') @IsInt({ message: 'must be an integer port' }) @Min(0) @Max(65535)
+  port = 8000;
+
+  @Env('DATAAGENT_AUTH_DISABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
+  authDisabled = false;
+
+  @Env('DATAAGENT_CORS_ORIGINS', 'list') @IsString({ each: true })
+  corsOrigins: string[] = ['*'];
+
+  @Env('DATAAGENT_MULTITASK') @IsIn(['reject', 'enqueue', 'interrupt'])
+  multitask: 'reject' | 'enqueue' | 'interrupt' = 'reject';
+}
 
 describe('loadConfig', () => {
   it('uses defaults, reads the environment, and lets flags win', () => {

@@ -1,4 +1,4 @@
-import type { ToolsConfig } from '../../config/settings.js';
+import type { ToolsConfig } from '../tools-config.js';
 import { createFetchUrlTool } from './fetch-url.tool.js';
 import { createFileTools } from './file-tools.js';
 import { createHttpRequestTool } from './http-request.tool.js';
