@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
-import { McpConfig } from '#core/config/settings.js';
+import { McpConfig } from '#core/mcp/user-server-config.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { McpUnavailableError } from '#mcp/mcp-connection.js';
 import { McpPool, type McpLease, type McpPoolOptions, type PoolScope } from '#mcp/mcp-pool.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import type { ModelCallState } from '#core/engine/agent-middleware.js';
-import { findAssistant } from '#core/engine/assistant-catalog.js';
+import { findAssistant } from '#core/config/assistant-catalog.js';
 import type { ToolSpec } from '#core/llm/chat-model.js';
 import { wireToolName } from '#core/tools/tool-names.js';
 import { mcpInjection } from '#mcp/mcp-injection.js';

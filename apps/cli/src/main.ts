@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
-import { DEFAULT_ASSISTANT_ID } from '#core/engine/assistant-catalog.js';
+import { DEFAULT_ASSISTANT_ID } from '#core/config/assistant-catalog.js';
 import type { AgentBackend } from './agent/agent-backend.js';
 import type { LocalMcp } from './agent/local-mcp.js';
 import { UnknownSessionError } from './agent/session-files.js';
@@ -104,8 +104,9 @@ async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (lin
     const { RemoteBackend } = await import('./agent/remote-backend.js');
     return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
   }
-  const [{ LlmConfig, ToolsConfig, WorkerConfig }, { McpRuntimeConfig }, { describeChatModel, resolveModel }, { LocalBackend }, { localMcpConfigPath, openLocalMcp }] = await Promise.all([
+  const [{ LlmConfig, WorkerConfig }, { ToolsConfig }, { McpRuntimeConfig }, { describeChatModel, resolveModel }, { LocalBackend }, { localMcpConfigPath, openLocalMcp }] = await Promise.all([
     import('#core/config/settings.js'),
+    import('#core/tools/tools-config.js'),
     import('#core/config/mcp-settings.js'),
     import('#llm/create-chat-model.js'),
     import('./agent/local-backend.js'),

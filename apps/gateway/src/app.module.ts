@@ -38,7 +38,7 @@ export class AppModule {
         AdminModule,
         LoggerModule.forRoot({
           pinoHttp: {
-            level: settings.server.logLevel,
+            level: settings.log.level,
             base: { service: 'gateway', pid: process.pid },
             genReqId: (req, res) => {
               const given = req.headers['x-request-id'];

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const inCluster = isGatewayClusterProcess();
   if (server.workers > 1 && !inCluster) {
     // DATAAGENT_WORKERS gateway processes on one port; this one only looks after them.
-    new GatewayPrimary({ processes: server.workers, host: server.host, logLevel: server.logLevel }).start();
+    new GatewayPrimary({ processes: server.workers, host: server.host, logLevel: settings.log.level }).start();
     return;
   }
   if (inCluster) followPrimaryShutdown();

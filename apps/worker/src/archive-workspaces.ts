@@ -10,7 +10,8 @@
 import 'reflect-metadata';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '#core/config/env.js';
-import { RedisConfig, WorkspaceConfig } from '#core/config/settings.js';
+import { RedisConfig } from '#core/config/settings.js';
+import { WorkspaceConfig } from '#core/workspace/workspace-config.js';
 import { formatBytes } from '#core/llm/byte-budget.js';
 import { findStaleWorkspaces } from '#core/workspace/stale-workspaces.js';
 import { createRedis, failFast } from '#transport/redis-connection.js';

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     throw err;
   }
   settings.worker.workerId ??= `${hostname()}-${process.pid}`;
-  const logger = pino({ level: settings.worker.logLevel, base: { service: 'worker', worker_id: settings.worker.workerId } });
+  const logger = pino({ level: settings.log.level, base: { service: 'worker', worker_id: settings.worker.workerId } });
   // A Redis error reply nobody awaited (OOM, READONLY) must not end every run on this worker.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   // Checked before anything starts: a worker that would run users' processes unconfined says so now.

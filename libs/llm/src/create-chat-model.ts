@@ -1,6 +1,6 @@
 import { parseModelName, parseAssistantModels, type ModelProvider } from '#core/config/model-names.js';
 import type { LlmConfig } from '#core/config/settings.js';
-import { BUILTIN_ASSISTANTS, type AssistantInfo } from '#core/engine/assistant-catalog.js';
+import { BUILTIN_ASSISTANTS, type AssistantInfo } from '#core/config/assistant-catalog.js';
 import type { ChatModel } from '#core/llm/chat-model.js';
 import { ANTHROPIC_API_URL, AnthropicChatModel } from './anthropic-chat-model.js';
 import { OfflineChatModel, type OfflineChatModelOptions } from './offline-chat-model.js';

@@ -2,7 +2,7 @@ import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { toolSchemaVersion } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import { mcpGovernance, traceIdFor, type GovernedServer } from './mcp-governance.js';
 import type { IntentClassifier } from './intent-classifier.js';

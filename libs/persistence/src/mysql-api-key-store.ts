@@ -1,6 +1,6 @@
 import { IsNull, type DataSource } from 'typeorm';
 import type { ApiKeyRecord, ApiKeyStore } from '#core/auth/managed-api-keys.js';
-import type { Role } from '#core/session/caller.js';
+import type { Role } from '#core/auth/caller.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 
 /** Issued API keys in `api_keys`, looked up by the hash's unique index. */

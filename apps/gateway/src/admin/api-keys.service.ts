@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { issueApiKey, type ApiKeyRecord } from '#core/auth/managed-api-keys.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';

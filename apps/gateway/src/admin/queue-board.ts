@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { isAdmin, type Caller } from '#core/session/caller.js';
+import { isAdmin, type Caller } from '#core/auth/caller.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { requestApiKey } from '../auth/api-key.guard.js';

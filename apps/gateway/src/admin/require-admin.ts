@@ -1,4 +1,4 @@
-import { isAdmin, type Caller } from '#core/session/caller.js';
+import { isAdmin, type Caller } from '#core/auth/caller.js';
 import { ApiError } from '../common/api-error.js';
 
 /** @throws ApiError 403 `admin_required` unless the caller is an admin (or an operator). */

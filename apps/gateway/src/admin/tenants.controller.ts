@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { CreateTenantDto, TenantQueryDto, TenantSettingsDto } from './tenants.dto.js';
 import { TenantsService } from './tenants.service.js';

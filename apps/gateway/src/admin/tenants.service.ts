@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantExistsError, type TenantFeatures, type TenantRecord, type TenantUpdate } from '#core/tenants/tenant.js';
 import type { TenantDirectory } from '#core/tenants/tenant-directory.js';

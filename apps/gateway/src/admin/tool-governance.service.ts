@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { ToolBinding } from '#core/mcp/tool-bindings.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import type { Redis } from 'ioredis';
-import { BUILTIN_ASSISTANTS } from '#core/engine/assistant-catalog.js';
+import { BUILTIN_ASSISTANTS } from '#core/config/assistant-catalog.js';
 import { AssistantModels } from '#transport/assistant-models.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS } from '../infra/tokens.js';

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable, SetMetadata, apply
 import { Reflector } from '@nestjs/core';
 import { ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { Quotas } from '../quotas/quotas.service.js';
 import { ApiKeyService } from './api-key.service.js';
 

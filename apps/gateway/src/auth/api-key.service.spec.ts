@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ServerConfig } from '#core/config/settings.js';
+import { ServerConfig } from '../infra/server-config.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { issueApiKey, MemoryApiKeyStore } from '#core/auth/managed-api-keys.js';
 import { ApiKeyService } from './api-key.service.js';

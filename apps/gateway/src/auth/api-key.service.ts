@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { MANAGED_KEY_PREFIX, type ApiKeyRecord } from '#core/auth/managed-api-keys.js';
 import { parseApiKeys } from '#core/config/api-key-spec.js';
-import { ANONYMOUS_CALLER, type Caller, type Role } from '#core/session/caller.js';
+import { ANONYMOUS_CALLER, type Caller, type Role } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { EventDict } from '#core/events/execution-event.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { ApiError } from '../common/api-error.js';
 import { toApiError } from '../common/api-exception.filter.js';
 import { plainJson } from '../common/plain-json.js';

@@ -1,7 +1,7 @@
 import { Inject, Logger } from '@nestjs/common';
 import { ConnectedSocket, MessageBody, type OnGatewayConnection, type OnGatewayDisconnect, type OnGatewayInit, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import type { Namespace, Socket } from 'socket.io';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';

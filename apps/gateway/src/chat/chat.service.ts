@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventDict } from '#core/events/execution-event.js';
-import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
-import type { Caller } from '#core/session/caller.js';
+import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/config/assistant-catalog.js';
+import type { Caller } from '#core/auth/caller.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { endWithError, ROOT_CONTEXT, SpanKind, startSpan, traceparentOf, type Span } from '#telemetry/tracing.js';
 import type { ConversationStore, NewSubmission } from '#core/session/session-store.js';

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, type OnApplicationShu
 import { ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';

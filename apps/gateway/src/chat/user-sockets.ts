@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { UserEventBus, type UserEvent, type UserEventMessage } from '#transport/user-event-bus.js';
 
 /** A user event as a socket receives it: shaped like a run's events, outside any run (seq 0). */

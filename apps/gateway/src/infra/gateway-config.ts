@@ -1,9 +1,13 @@
-import { McpConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, ServerConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig } from '#core/config/settings.js';
+import { LogConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, StoreConfig, TenancyConfig, WorkerConfig } from '#core/config/settings.js';
 import { loadConfigs } from '#core/config/env.js';
+import { McpConfig } from '#core/mcp/user-server-config.js';
+import { ToolsConfig } from '#core/tools/tools-config.js';
+import { ServerConfig } from './server-config.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
 export interface GatewaySettings {
   server: ServerConfig;
+  log: LogConfig;
   store: StoreConfig;
   redis: RedisConfig;
   mysql: MysqlConfig;
@@ -24,7 +28,7 @@ export interface GatewaySettings {
 
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
   // WorkerConfig only for the slots of one worker, which size a tenant's default share.
-  const classes = { server: ServerConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, worker: WorkerConfig };
+  const classes = { server: ServerConfig, log: LogConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, worker: WorkerConfig };
   const { worker, ...settings } = loadConfigs(classes, env, argv);
   return { ...settings, tenantRunLimit: tenantRunLimit(settings.server, settings.tenancy, worker.concurrency), version };
 }

@@ -6,7 +6,7 @@ import { SecretKeyRequiredError, type McpServerOwner } from '#core/mcp/mcp-secre
 import { McpServerExistsError, McpServerLimitError, type UserMcpServer } from '#core/mcp/mcp-server-store.js';
 import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { checkUserMcpServer, type UserServerPolicy } from '#core/mcp/user-server-policy.js';
-import { isAdmin, type Caller } from '#core/session/caller.js';
+import { isAdmin, type Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { toAllowRules } from '#core/tools/builtin/net/outbound-guard.js';
 import { announceMcpConfigChange } from '#transport/mcp-config-changes.js';

@@ -3,9 +3,9 @@ import { ApiDefaultResponse, ApiHeader, ApiOperation, ApiProperty, ApiPropertyOp
 import type { Request, Response } from 'express';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { BUILTIN_ASSISTANTS, findAssistant } from '#core/engine/assistant-catalog.js';
+import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
 import type { EventDict } from '#core/events/execution-event.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';

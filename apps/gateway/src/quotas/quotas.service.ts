@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import type { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';

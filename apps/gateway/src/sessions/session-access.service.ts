@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore, SessionRecord } from '#core/session/session-store.js';
 import { ApiError } from '../common/api-error.js';
 import { STORE } from '../infra/tokens.js';

@@ -2,9 +2,9 @@ import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query } from
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/engine/assistant-catalog.js';
+import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/config/assistant-catalog.js';
 import { ApiError } from '../common/api-error.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ControlService } from '../control/control.service.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';

@@ -1,6 +1,6 @@
 import { Controller, Delete, Inject, Param } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
-import { isAdmin, type Caller } from '#core/session/caller.js';
+import { isAdmin, type Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';

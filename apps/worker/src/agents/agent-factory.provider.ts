@@ -1,4 +1,4 @@
-import { BUILTIN_ASSISTANTS } from '#core/engine/assistant-catalog.js';
+import { BUILTIN_ASSISTANTS } from '#core/config/assistant-catalog.js';
 import { AgentFactory } from '#core/engine/agent-factory.js';
 import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import { ToolPromptMiddleware } from '#core/engine/tool-prompt.middleware.js';

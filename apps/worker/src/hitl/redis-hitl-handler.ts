@@ -1,7 +1,7 @@
 import type { ActionRequest } from '#core/events/execution-event.js';
 import { isHandoff, type ParkedWait } from '#core/engine/run-journal.js';
 import type { ApprovalRequest, Decision, HitlHandler } from '#core/hitl/hitl-handler.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import type { HitlRecord, HitlRequests } from '#transport/hitl-requests.js';
 import type { DecisionWaiters } from './decision-waiters.js';
 

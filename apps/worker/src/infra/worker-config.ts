@@ -1,12 +1,16 @@
-import { LlmConfig, McpConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, StorageConfig, StoreConfig, TenancyConfig, ToolsConfig, WorkerConfig, WorkspaceConfig } from '#core/config/settings.js';
+import { LlmConfig, LogConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, StorageConfig, StoreConfig, TenancyConfig, WorkerConfig } from '#core/config/settings.js';
 import { ConfigError, loadConfigs } from '#core/config/env.js';
 import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import { SandboxConfig } from '#core/config/sandbox-settings.js';
+import { McpConfig } from '#core/mcp/user-server-config.js';
+import { ToolsConfig } from '#core/tools/tools-config.js';
+import { WorkspaceConfig } from '#core/workspace/workspace-config.js';
 import { missingModelSettings } from '#llm/create-chat-model.js';
 
 /** Everything a worker process is configured with, validated once at startup. */
 export interface WorkerSettings {
   worker: WorkerConfig;
+  log: LogConfig;
   redis: RedisConfig;
   mysql: MysqlConfig;
   llm: LlmConfig;
@@ -30,7 +34,7 @@ export interface WorkerSettings {
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
   const loaded = loadConfigs(
-    { worker: WorkerConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig, metrics: MetricsConfig, sandbox: SandboxConfig },
+    { worker: WorkerConfig, log: LogConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig, metrics: MetricsConfig, sandbox: SandboxConfig },
     env,
     argv,
   );

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
-import type { McpConfig } from '#core/config/settings.js';
+import type { McpConfig } from '#core/mcp/user-server-config.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { GLOBAL_MCP_OWNER, type McpCatalogOwner, type McpCatalogStore } from '#core/mcp/mcp-catalog-store.js';
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
@@ -11,7 +11,7 @@ import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/m
 import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { installFolders, type Sandbox } from '#core/sandbox/sandbox.js';
 import { findExecutable } from '#core/sandbox/sandbox-setup.js';
 import type { Workspace } from '#core/workspace/workspace.js';

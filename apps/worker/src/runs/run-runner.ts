@@ -5,7 +5,7 @@ import { isHandoff, RunHandoff, type ParkedWait, type RunJournal } from '#core/e
 import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engine/run-tools.js';
 import { AUTO_APPROVE, REFUSE_APPROVALS, type HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage, ChatModel } from '#core/llm/chat-model.js';
-import type { Caller } from '#core/session/caller.js';
+import type { Caller } from '#core/auth/caller.js';
 import { applyFeatures } from '#core/tenants/feature-gate.js';
 import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
 import type { RunMeter, RunMetrics } from '../metrics/run-metrics.js';

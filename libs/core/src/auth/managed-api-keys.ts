@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Role } from '../session/caller.js';
+import type { Role } from './caller.js';
 
 /** A key issued through the API. Only its hash is kept; `prefix` lets people recognise it. */
 export interface ApiKeyRecord {

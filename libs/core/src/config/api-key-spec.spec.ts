@@ -1,6 +1,4 @@
 import { parseApiKeys } from './api-key-spec.js';
-import { ConfigError, loadConfig } from './env.js';
-import { ServerConfig } from './settings.js';
 
 const problemsOf = (entries: string[]) => {
   const parsed = parseApiKeys(entries);
@@ -51,26 +49,5 @@ describe('parseApiKeys', () => {
   it('reads a key that contains ":" as fields, so the mistake shows up instead of passing silently', () => {
     // "abc:defghijklmnop" was once taken as key "abc" of tenant "defghijklmnop" with no user.
     expect(problemsOf(['abc:defghijklmnop'])).toEqual([expect.stringContaining('2 colon-separated parts')]);
-  });
-});
-
-describe('DATAAGENT_API_KEYS in the server config', () => {
-  it('accepts the keys the tests, the benchmark and the README use', () => {
-    const keys = 'test-key-alice:acme:alice,test-key-bob:acme:bob,bench-api-key:bench:load,0123456789abcdef0123456789abcdef';
-    expect(loadConfig(ServerConfig, { DATAAGENT_API_KEYS: keys }, []).apiKeys).toHaveLength(4);
-  });
-
-  it('refuses bad entries with the other problems, naming entries, hiding keys', () => {
-    let error: ConfigError | undefined;
-    try {
-      loadConfig(ServerConfig, { DATAAGENT_API_KEYS: 'fine-key-0001:acme:alice,my-secret-key:acme:bob:superuser', DATAAGENT_PORT: 'x' }, []);
-    } catch (e) {
-      error = e as ConfigError;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error!.problems).toHaveLength(2);
-    expect(error!.message).toMatch(/DATAAGENT_API_KEYS: entry 2: the role "superuser" is not one of user, admin, operator/);
-    expect(error!.message).not.toContain('my-secret-key');
-    expect(error!.message).not.toContain('fine-key-0001');
   });
 });

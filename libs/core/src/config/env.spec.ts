@@ -1,20 +1,36 @@
-import { ConfigError, flagName, loadConfig, parseFlags, redactUrlCredentials } from './env.js';
-import { LlmConfig, RedisConfig, ServerConfig, WorkerConfig } from './settings.js';
+import { IsBoolean, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
+import { ConfigError, Env, flagName, loadConfig, parseFlags, redactUrlCredentials } from './env.js';
+import { LlmConfig, RedisConfig, WorkerConfig } from './settings.js';
+
+/** A config class of each kind of field the loader reads (the gateway's own lives with the gateway). */
+class ExampleConfig {
+  @Env('DATAAGENT_PORT', 'int') @IsInt({ message: 'must be an integer port' }) @Min(0) @Max(65535)
+  port = 8000;
+
+  @Env('DATAAGENT_AUTH_DISABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
+  authDisabled = false;
+
+  @Env('DATAAGENT_CORS_ORIGINS', 'list') @IsString({ each: true })
+  corsOrigins: string[] = ['*'];
+
+  @Env('DATAAGENT_MULTITASK') @IsIn(['reject', 'enqueue', 'interrupt'])
+  multitask: 'reject' | 'enqueue' | 'interrupt' = 'reject';
+}
 
 describe('loadConfig', () => {
   it('uses defaults, reads the environment, and lets flags win', () => {
-    expect(loadConfig(ServerConfig, {}, []).port).toBe(8000);
-    expect(loadConfig(ServerConfig, { DATAAGENT_PORT: '9000' }, []).port).toBe(9000);
-    expect(loadConfig(ServerConfig, { DATAAGENT_PORT: '9000' }, ['--port', '9100']).port).toBe(9100);
-    expect(loadConfig(ServerConfig, {}, ['--port=9200']).port).toBe(9200);
-    expect(loadConfig(ServerConfig, { DATAAGENT_CORS_ORIGINS: 'a, b ,,c' }, []).corsOrigins).toEqual(['a', 'b', 'c']);
-    expect(loadConfig(ServerConfig, { DATAAGENT_AUTH_DISABLED: 'yes' }, []).authDisabled).toBe(true);
+    expect(loadConfig(ExampleConfig, {}, []).port).toBe(8000);
+    expect(loadConfig(ExampleConfig, { DATAAGENT_PORT: '9000' }, []).port).toBe(9000);
+    expect(loadConfig(ExampleConfig, { DATAAGENT_PORT: '9000' }, ['--port', '9100']).port).toBe(9100);
+    expect(loadConfig(ExampleConfig, {}, ['--port=9200']).port).toBe(9200);
+    expect(loadConfig(ExampleConfig, { DATAAGENT_CORS_ORIGINS: 'a, b ,,c' }, []).corsOrigins).toEqual(['a', 'b', 'c']);
+    expect(loadConfig(ExampleConfig, { DATAAGENT_AUTH_DISABLED: 'yes' }, []).authDisabled).toBe(true);
   });
 
   it('names every bad variable with what it must be, hiding secrets', () => {
     let error: ConfigError | undefined;
     try {
-      loadConfig(ServerConfig, { DATAAGENT_PORT: 'abc', DATAAGENT_MULTITASK: 'sometimes', DATAAGENT_AUTH_DISABLED: 'maybe' }, []);
+      loadConfig(ExampleConfig, { DATAAGENT_PORT: 'abc', DATAAGENT_MULTITASK: 'sometimes', DATAAGENT_AUTH_DISABLED: 'maybe' }, []);
     } catch (e) {
       error = e as ConfigError;
     }
@@ -23,7 +39,7 @@ describe('loadConfig', () => {
     expect(error!.message).toMatch(/DATAAGENT_PORT: .*integer.*\(got "abc"\)/);
     expect(error!.message).toMatch(/DATAAGENT_MULTITASK: .*reject.*enqueue.*interrupt/);
     expect(error!.message).toMatch(/DATAAGENT_AUTH_DISABLED: must be true or false/);
-    expect(() => loadConfig(ServerConfig, {}, ['--port', 'x'])).toThrow(/--port/);
+    expect(() => loadConfig(ExampleConfig, {}, ['--port', 'x'])).toThrow(/--port/);
     expect(() => loadConfig(LlmConfig, { OPENAI_BASE_URL: 'not a url', OPENAI_API_KEY: 'sk-secret' }, [])).toThrow(/OPENAI_BASE_URL/);
     expect(() => loadConfig(WorkerConfig, { DATAAGENT_WORKER_CONCURRENCY: '0' }, [])).toThrow(/DATAAGENT_WORKER_CONCURRENCY/);
   });

@@ -1,7 +1,7 @@
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { Env } from './env.js';
 
-/** Worker: the operator's MCP servers and the connection pools (users' limits: McpConfig in settings.ts). */
+/** Worker: the operator's MCP servers and the connection pools (users' limits: McpConfig in mcp/user-server-config.ts). */
 export class McpRuntimeConfig {
   /** The operator's global servers: a JSON file, `{"servers": [...]}` or `{"mcpServers": {...}}`. */
   @Env('DATAAGENT_MCP_CONFIG') @IsOptional() @IsString()

@@ -1,5 +1,5 @@
 import { registerDecorator, type ValidationArguments } from 'class-validator';
-import { findAssistant } from '../engine/assistant-catalog.js';
+import { findAssistant } from './assistant-catalog.js';
 
 export const MODEL_PROVIDERS = ['openai', 'anthropic', 'offline'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];

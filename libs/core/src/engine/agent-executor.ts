@@ -12,7 +12,7 @@ import {
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
 import { coalesceText } from '../llm/coalesce-text.js';
 import { LlmRequestError } from '../llm/llm-request-error.js';
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { capToolContent, capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
 import { argsHash } from '../tools/call-hash.js';

@@ -1,7 +1,16 @@
-import type { Caller } from '../session/caller.js';
-import type { FeatureSwitch } from '../tenants/tenant-directory.js';
+import type { Caller } from '../auth/caller.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
+
+/**
+ * What a run may use, as its caller's tenant switched it (the tenants' `FeatureSwitch` is one).
+ * Declared here so the engine needs nothing of the tenants.
+ */
+export interface RunFeatures {
+  tool(name: string): boolean;
+  skill(name: string): boolean;
+  mcpServer(name: string): boolean;
+}
 
 /** What a provider knows about the run it equips. */
 export interface RunToolsRequest {
@@ -14,7 +23,7 @@ export interface RunToolsRequest {
   /** The run's trace id (32 hex) when tracing is on, for records that should name it. */
   traceId?: string;
   /** What the caller's tenant may use; absent: everything. A provider leaves out what is switched off. */
-  features?: FeatureSwitch;
+  features?: RunFeatures;
 }
 
 /** Tools and middleware one provider adds to one run, and how to give back what it holds. */

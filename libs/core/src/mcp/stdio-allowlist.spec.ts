@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpConfig } from '../config/settings.js';
+import { McpConfig } from './user-server-config.js';
 import { loadConfig } from '../config/env.js';
 import type { McpServerConfig } from './mcp-config.js';
 import { matchStdioServer, parseStdioAllowlist, resolveStdioCommand } from './stdio-allowlist.js';

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import type { ModelCallState } from '../engine/agent-middleware.js';
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { ToolContext } from '../tools/tool.js';
 import { memoryForCaller } from './agent-memory-middleware.js';
 import { MapMemoryStore } from './map-memory-store.js';

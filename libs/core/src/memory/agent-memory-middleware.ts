@@ -1,5 +1,5 @@
 import type { AgentMiddleware, ModelCallState } from '../engine/agent-middleware.js';
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { Tool, ToolResult } from '../tools/tool.js';
 import { MemoryNoteError, type MemoryNote, type MemoryStore } from './memory-store.js';
 import type { RunToolProvider } from '../engine/run-tools.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 import { WorkspaceRegistry } from '../workspace/workspace-registry.js';
 import { SkillCatalog } from './skill-catalog.js';

@@ -1,4 +1,4 @@
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { Tool, ToolResult } from '../tools/tool.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { Skill, SkillCatalog } from './skill-catalog.js';

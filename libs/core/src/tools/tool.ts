@@ -1,5 +1,5 @@
 import type { ExecutionEvent, EventEnvelope } from '../events/execution-event.js';
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 
 /** What a tool may use while it runs. */
 export interface ToolContext {

@@ -1,4 +1,4 @@
-import type { Caller } from '../session/caller.js';
+import type { Caller } from '../auth/caller.js';
 import { DEFAULT_WORKSPACE_ROOT, Workspace, workspaceRootFor, type WorkspaceOptions } from './workspace.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ToolsConfig } from '../../config/settings.js';
+import type { ToolsConfig } from '../tools-config.js';
 import { createFetchUrlTool } from './fetch-url.tool.js';
 import { createFileTools } from './file-tools.js';
 import { createHttpRequestTool } from './http-request.tool.js';
@@ -6,7 +6,7 @@ import { createShellTool } from './shell.tool.js';
 import { createWebSearchTool } from './web-search.tool.js';
 import { createWriteTodosTool } from './write-todos.tool.js';
 import type { Tool } from '../tool.js';
-import type { Caller } from '../../session/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 

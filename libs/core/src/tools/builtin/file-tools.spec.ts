@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyPatch } from 'diff';
 import { FileOperationEvent, type ExecutionEvent } from '../../events/execution-event.js';
-import type { Caller } from '../../session/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import { WorkspaceRegistry } from '../../workspace/workspace-registry.js';
 import type { Tool, ToolContext } from '../tool.js';
 import { createFileTools } from './file-tools.js';

@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { RE2JS } from 're2js';
-import type { Caller } from '../../session/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import { FileOpTracker, fileOperationEvent } from '../../workspace/file-op-tracker.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import { WorkspaceError, WorkspaceHardLinkError, WorkspacePermissionError } from '../../workspace/workspace-errors.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Caller } from '../../session/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import { WorkspaceRegistry } from '../../workspace/workspace-registry.js';
 import type { ToolContext } from '../tool.js';
 import { createShellTool } from './shell.tool.js';

@@ -1,5 +1,5 @@
 import { NoSandbox, type Sandbox } from '../../sandbox/sandbox.js';
-import type { Caller } from '../../session/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import type { Tool, ToolResult } from '../tool.js';
 import { runChildProcess, SAFE_PATH, type ChildProcessOptions } from './child-process.js';

@@ -1,5 +1,5 @@
-import { loadConfig } from './env.js';
-import { ToolsConfig } from './settings.js';
+import { loadConfig } from '../config/env.js';
+import { ToolsConfig } from './tools-config.js';
 
 describe('DATAAGENT_OUTBOUND_ALLOWLIST', () => {
   it('is checked at startup, naming the bad entry', () => {

@@ -1,23 +1,5 @@
-import { ConfigError, loadConfig } from './env.js';
-import { ServerConfig, StoreConfig, WorkerConfig, WorkspaceConfig } from './settings.js';
-
-describe('settings with one owner each', () => {
-  it('keeps the approval wait and the approve_all lifetime apart', () => {
-    const env = { DATAAGENT_HITL_TIMEOUT: '45', DATAAGENT_HITL_APPROVE_ALL_SECONDS: '600' };
-    expect(loadConfig(WorkerConfig, env, []).hitlTimeoutSeconds).toBe(45);
-    expect(loadConfig(ServerConfig, env, []).hitlApproveAllSeconds).toBe(600);
-    // The wait no longer moves the approve_all lifetime, nor the other way round.
-    expect(loadConfig(ServerConfig, { DATAAGENT_HITL_TIMEOUT: '45' }, []).hitlApproveAllSeconds).toBeUndefined();
-    expect(loadConfig(WorkerConfig, { DATAAGENT_HITL_APPROVE_ALL_SECONDS: '600' }, []).hitlTimeoutSeconds).toBe(300);
-    expect(() => loadConfig(ServerConfig, { DATAAGENT_HITL_APPROVE_ALL_SECONDS: 'forever' }, [])).toThrow(/DATAAGENT_HITL_APPROVE_ALL_SECONDS: .*must be a number of seconds/);
-  });
-
-  it('reads the session store from its own class', () => {
-    expect(loadConfig(StoreConfig, { DATAAGENT_SESSION_STORE: 'memory' }, []).sessionStore).toBe('memory');
-    expect(() => loadConfig(StoreConfig, { DATAAGENT_SESSION_STORE: 'postgres' }, [])).toThrow(/DATAAGENT_SESSION_STORE: .*mysql.*memory/);
-    expect(loadConfig(ServerConfig, {}, [])).not.toHaveProperty('sessionStore');
-  });
-});
+import { ConfigError, loadConfig } from '../config/env.js';
+import { WorkspaceConfig } from './workspace-config.js';
 
 describe('WorkspaceConfig', () => {
   it('reads the template, a quota with or without a unit, and the archive schedule', () => {

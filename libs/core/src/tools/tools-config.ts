@@ -1,0 +1,52 @@
+import { IsBoolean, IsInt, IsOptional, IsString, Min, registerDecorator, type ValidationArguments } from 'class-validator';
+import { Env } from '../config/env.js';
+import { parseAllowlist } from './builtin/net/outbound-guard.js';
+import { DEFAULT_TOOL_RESULT_MAX_BYTES } from './tool-output-cap.js';
+
+/** Validates DATAAGENT_OUTBOUND_ALLOWLIST entries at startup, naming the first bad one. */
+export function IsOutboundAllowlist(): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'isOutboundAllowlist',
+      target: target.constructor,
+      propertyName: String(property),
+      validator: {
+        validate: (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string') && problem(value) === null,
+        defaultMessage: ({ value }: ValidationArguments) =>
+          `must list hosts, *.suffixes, IPs, CIDRs or host:port entries (${Array.isArray(value) ? problem(value as string[]) ?? '' : 'not a list'})`,
+      },
+    });
+}
+
+function problem(entries: string[]): string | null {
+  try {
+    parseAllowlist(entries);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** Built-in tools: outbound HTTP policy, shell, web search. Workspace settings: see WorkspaceConfig. */
+export class ToolsConfig {
+  /**
+   * Hosts, IPs, CIDRs or host:port that outbound tools, and users' remote MCP servers, may reach
+   * although private or loopback.
+   */
+  @Env('DATAAGENT_OUTBOUND_ALLOWLIST', 'list') @IsOutboundAllowlist()
+  outboundAllowlist: string[] = [];
+
+  @Env('DATAAGENT_SHELL_ENABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
+  shellEnabled = false;
+
+  @Env('TAVILY_API_KEY') @IsOptional() @IsString()
+  tavilyApiKey?: string;
+
+  /** Default per-tool timeout in milliseconds. */
+  @Env('DATAAGENT_TOOL_TIMEOUT_MS', 'int') @IsInt() @Min(1)
+  toolTimeoutMs = 30_000;
+
+  /** UTF-8 bytes of one tool result (any tool) before it is cut with a marker; read_file pages fit in it. */
+  @Env('DATAAGENT_TOOL_RESULT_MAX_BYTES', 'int') @IsInt() @Min(1024)
+  toolResultMaxBytes = DEFAULT_TOOL_RESULT_MAX_BYTES;
+}
