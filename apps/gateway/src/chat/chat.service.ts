@@ -196,10 +196,7 @@ export class ChatService {
    */
   async resolveRun(caller: Caller, sessionId: string | undefined, runId: string | undefined): Promise<SubmittedRun> {
     if (runId) {
-      const run = await this.store.runs.get(runId);
-      if (!run || run.tenantId !== caller.tenantId || run.userId !== caller.userId || (sessionId && run.sessionId !== sessionId)) {
-        throw ApiError.notFound('run', runId);
-      }
+      const run = await this.access.getOwnedRun(caller, runId, sessionId);
       return { sessionId: run.sessionId, runId };
     }
     if (!sessionId) throw new ApiError(422, 'validation_failed', 'session_id or run_id is required', {});

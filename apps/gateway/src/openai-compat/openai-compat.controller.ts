@@ -6,13 +6,13 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, I
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/engine/assistant-catalog.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
-import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
-import { SETTINGS, STORE } from '../infra/tokens.js';
+import { SETTINGS } from '../infra/tokens.js';
+import { SessionAccess } from '../sessions/session-access.service.js';
 import { parseMessages, toolSummary } from './chat-completions.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
 import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
@@ -56,7 +56,7 @@ export class OpenAiCompatController {
   constructor(
     private readonly chat: ChatService,
     private readonly control: ControlService,
-    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly access: SessionAccess,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
   ) {}
 
@@ -90,9 +90,7 @@ export class OpenAiCompatController {
     let existing: string | undefined;
     if (sessionId !== undefined) {
       if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
-      const session = await this.store.sessions.get(sessionId);
-      if (session && (session.tenantId !== caller.tenantId || session.userId !== caller.userId)) throw ApiError.notFound('session', sessionId);
-      if (session) existing = sessionId;
+      if (await this.access.findOwned(caller, sessionId)) existing = sessionId;
       else Object.assign(options, { newSessionId: sessionId, history });
     } else {
       options.history = history;
