@@ -8,6 +8,7 @@ import type { EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/session/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
+import { waitForDone } from '../chat/wait-for-done.js';
 import { ApiError } from '../common/api-error.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -106,23 +107,23 @@ export class OpenAiCompatController {
   private async whole(run: SubmittedRun, model: string, res: Response): Promise<void> {
     const answer = new AnswerText();
     let failure: EventDict | undefined;
-    let finish!: (how: 'done' | 'cancelled' | 'gone' | 'timeout') => void;
-    const finished = new Promise<'done' | 'cancelled' | 'gone' | 'timeout'>((resolve) => (finish = resolve));
-    const stop = await this.chat.follow(run, 0, (event) => {
-      answer.add(event);
-      if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) failure = event;
-      if (event.event_type === 'done') finish(event.cancelled === true ? 'cancelled' : 'done');
-    });
-    const gone = () => finish('gone');
-    res.on('close', gone);
-    const timer = setTimeout(() => finish('timeout'), this.settings.server.syncTimeoutMs);
+    const gone = new AbortController();
+    const leave = () => gone.abort();
+    res.on('close', leave);
     try {
-      const how = await finished;
-      if (how === 'gone' || how === 'timeout') await this.control.cancelStarted(run).catch(() => undefined);
-      if (how === 'gone') return;
+      const wait = await waitForDone(
+        (listener) => this.chat.follow(run, 0, listener),
+        (event) => {
+          answer.add(event);
+          if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) failure = event;
+        },
+        { timeoutMs: this.settings.server.syncTimeoutMs, signal: gone.signal },
+      );
+      if (wait.outcome !== 'done') await this.control.cancelStarted(run).catch(() => undefined);
+      if (wait.outcome === 'aborted') return;
       const error =
-        how === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
-        : how === 'cancelled' ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
+        wait.outcome === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
+        : wait.done.cancelled === true ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
         : failure ? runError(failure)
         : undefined;
       if (error) {
@@ -138,9 +139,7 @@ export class OpenAiCompatController {
         choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: 'stop', logprobs: null }],
       });
     } finally {
-      clearTimeout(timer);
-      res.off('close', gone);
-      stop();
+      res.off('close', leave);
     }
   }
 
