@@ -10,6 +10,7 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
 import { waitForDone } from '../chat/wait-for-done.js';
 import { ApiError } from '../common/api-error.js';
+import { startEventStream } from '../common/event-stream-response.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
@@ -148,7 +149,7 @@ export class OpenAiCompatController {
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
       `data: ${JSON.stringify({ id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] })}\n\n`;
-    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    startEventStream(res);
     res.flushHeaders();
     res.write(chunk({ role: 'assistant', content: '' }));
     const answer = new AnswerText();
