@@ -17,6 +17,7 @@ import { RunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
+import { openTransport, type Transport } from '#transport/transport.js';
 import { approvalPolicy } from '#core/hitl/hitl-handler.js';
 import { NoSandbox } from '#core/sandbox/sandbox.js';
 import type { SandboxChoice } from '#core/sandbox/sandbox-setup.js';
@@ -26,7 +27,7 @@ import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { importDiskMemories } from './memory/import-disk-memories.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
-import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS } from './infra/tokens.js';
+import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS, TRANSPORT } from './infra/tokens.js';
 import { createMcpRuntime, type McpRuntime } from './mcp/mcp-runtime.js';
 import { MetricsEndpoint } from './metrics/metrics-endpoint.js';
 import { RunMetrics } from './metrics/run-metrics.js';
@@ -44,10 +45,9 @@ const WORKER_REDIS_COMMAND_TIMEOUT_MS = 5_000;
 @Module({})
 export class WorkerModule implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(TRANSPORT) private readonly transport: Transport,
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(STOP_TRACING) private readonly stopTracing: (() => Promise<void>) | null,
-    private readonly relay: SessionEventRelay,
   ) {}
 
   /** @param stopTracing Flushes and stops the trace exporter; null when tracing is off. */
@@ -65,7 +65,13 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: LOGGER, useValue: logger },
         // Commands wait out a short Redis blip, then fail: a run whose writes fail is handed back
         // to the queue and continues from its ledger. Only BullMQ's blocking connection waits forever.
-        { provide: REDIS, useFactory: () => createRedis(settings.redis.url, `worker-${settings.worker.workerId}`, { commandTimeout: WORKER_REDIS_COMMAND_TIMEOUT_MS }) },
+        // On the subscriber, runs waiting behind an earlier run of their session hear its done.
+        {
+          provide: TRANSPORT,
+          useFactory: () =>
+            openTransport(settings.redis, { commands: `worker-${settings.worker.workerId}`, subscriber: `worker-events-${settings.worker.workerId}` }, { commandTimeout: WORKER_REDIS_COMMAND_TIMEOUT_MS }),
+        },
+        { provide: REDIS, inject: [TRANSPORT], useFactory: (t: Transport) => t.redis },
         {
           provide: STORE,
           useFactory: () =>
@@ -74,9 +80,8 @@ export class WorkerModule implements OnApplicationShutdown {
               memory: { retentionDays: settings.storage.memoryRetentionDays },
             }),
         },
-        { provide: RunEventLog, inject: [REDIS], useFactory: (redis: Redis) => new RunEventLog(redis, { retentionSeconds: settings.redis.runLogTtlSeconds }) },
-        // Its own subscribed connection: runs waiting behind an earlier run of their session hear its done on it.
-        { provide: SessionEventRelay, useFactory: () => new SessionEventRelay(createRedis(settings.redis.url, `worker-events-${settings.worker.workerId}`)) },
+        { provide: RunEventLog, inject: [TRANSPORT], useFactory: (t: Transport) => t.log },
+        { provide: SessionEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
         // Wakes parked runs: BullMQ defines its scripts on the connection it is given, so not the command connection.
         { provide: RunQueue, useFactory: () => new RunQueue(createRedis(settings.redis.url, `worker-producer-${settings.worker.workerId}`), settings.redis.queueName) },
         {
@@ -196,8 +201,7 @@ export class WorkerModule implements OnApplicationShutdown {
 
   /** Runs after RunProcessor has drained (module hooks run after their providers'). */
   async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
-    await this.relay.close();
+    await this.transport.close();
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Messages from gateways to whichever worker holds a run. */
@@ -13,10 +14,11 @@ export type ControlMessage =
  * those records too.
  */
 export class ControlBus {
-  private readonly handlers = new Set<(message: ControlMessage) => void>();
-  private subscribed?: Promise<unknown>;
+  private readonly channel?: RedisChannelListener<ControlMessage>;
 
-  constructor(private readonly publisher: Redis, private readonly subscriber?: Redis) {}
+  constructor(private readonly publisher: Redis, subscriber?: Redis) {
+    if (subscriber) this.channel = new RedisChannelListener(subscriber, { guard: controlMessage });
+  }
 
   async publish(message: ControlMessage): Promise<void> {
     await this.publisher.publish(redisKeys.controlChannel, JSON.stringify(message));
@@ -24,22 +26,15 @@ export class ControlBus {
 
   /** Starts receiving control messages (needs the subscriber connection). */
   async listen(handler: (message: ControlMessage) => void): Promise<() => void> {
-    if (!this.subscriber) throw new Error('ControlBus needs a subscriber connection to listen');
-    if (!this.subscribed) {
-      this.subscriber.on('message', (channel: string, raw: string) => {
-        if (channel !== redisKeys.controlChannel) return;
-        let message: ControlMessage;
-        try {
-          message = JSON.parse(raw) as ControlMessage;
-        } catch {
-          return;
-        }
-        for (const h of this.handlers) h(message);
-      });
-      this.subscribed = this.subscriber.subscribe(redisKeys.controlChannel);
-    }
-    this.handlers.add(handler);
-    await this.subscribed;
-    return () => this.handlers.delete(handler);
+    if (!this.channel) throw new Error('ControlBus needs a subscriber connection to listen');
+    return this.channel.listen(redisKeys.controlChannel, handler);
   }
+}
+
+/** Checks what receivers act on: a cancel's run, a decision's request. */
+function controlMessage(value: unknown): ControlMessage | null {
+  const m = value as Partial<Record<string, unknown>> | null;
+  if (m?.type === 'cancel') return typeof m.run_id === 'string' ? (m as ControlMessage) : null;
+  if (m?.type === 'hitl_decision') return typeof m.request_id === 'string' ? (m as ControlMessage) : null;
+  return null;
 }

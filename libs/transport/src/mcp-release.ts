@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Workers close a user's MCP connections: all of them when their sessions ended, or one server's after its config changed. */
@@ -25,24 +26,15 @@ export async function announceMcpRelease(redis: Redis, messages: readonly McpRel
  * @returns once subscribed.
  */
 export async function listenMcpReleases(subscriber: Redis, handler: (message: McpReleaseMessage) => void): Promise<void> {
-  subscriber.on('message', (channel: string, raw: string) => {
-    if (channel !== redisKeys.mcpReleaseChannel) return;
-    const message = parseRelease(raw);
-    if (message) handler(message);
-  });
-  await subscriber.subscribe(redisKeys.mcpReleaseChannel);
+  await new RedisChannelListener(subscriber, { guard: mcpReleaseMessage }).listen(redisKeys.mcpReleaseChannel, handler);
 }
 
-function parseRelease(raw: string): McpReleaseMessage | null {
-  try {
-    const m = JSON.parse(raw) as Partial<McpReleaseMessage>;
-    const ok =
-      typeof m.tenant_id === 'string' &&
-      typeof m.user_id === 'string' &&
-      (m.server_name === undefined || typeof m.server_name === 'string') &&
-      (m.reason === 'sessions_ended' || m.reason === 'config_changed');
-    return ok ? (m as McpReleaseMessage) : null;
-  } catch {
-    return null;
-  }
+function mcpReleaseMessage(value: unknown): McpReleaseMessage | null {
+  const m = value as Partial<McpReleaseMessage> | null;
+  const ok =
+    typeof m?.tenant_id === 'string' &&
+    typeof m.user_id === 'string' &&
+    (m.server_name === undefined || typeof m.server_name === 'string') &&
+    (m.reason === 'sessions_ended' || m.reason === 'config_changed');
+  return ok ? (m as McpReleaseMessage) : null;
 }

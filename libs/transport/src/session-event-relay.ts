@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
+import { jsonObject, RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
 export type EventListener = (event: EventDict, raw: string) => void;
@@ -9,11 +10,10 @@ export type EventListener = (event: EventDict, raw: string) => void;
  * subscribed while at least one listener watches it, and each message is parsed once.
  */
 export class SessionEventRelay {
-  private readonly listeners = new Map<string, Set<EventListener>>();
-  private readonly pending = new Map<string, Promise<unknown>>();
+  private readonly channels: RedisChannelListener<EventDict>;
 
   constructor(private readonly subscriber: Redis) {
-    subscriber.on('message', (channel: string, raw: string) => this.dispatch(channel, raw));
+    this.channels = new RedisChannelListener(subscriber, { guard: jsonObject<EventDict> });
   }
 
   /**
@@ -21,50 +21,18 @@ export class SessionEventRelay {
    * active, so nothing published afterwards is missed.
    * @returns a function that stops this listener.
    */
-  async watch(sessionId: string, listener: EventListener): Promise<() => void> {
-    const channel = redisKeys.sessionChannel(sessionId);
-    let set = this.listeners.get(channel);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(channel, set);
-      this.pending.set(channel, this.subscriber.subscribe(channel));
-    }
-    set.add(listener);
-    await this.pending.get(channel);
-    return () => this.unwatch(channel, listener);
+  watch(sessionId: string, listener: EventListener): Promise<() => void> {
+    return this.channels.listen(redisKeys.sessionChannel(sessionId), listener);
   }
 
   /** Closes the subscriber connection (for a relay that owns it). */
   async close(): Promise<void> {
+    this.channels.close();
     await this.subscriber.quit().catch(() => undefined);
   }
 
   /** Number of sessions with at least one listener. */
   get watchedSessions(): number {
-    return this.listeners.size;
-  }
-
-  private unwatch(channel: string, listener: EventListener): void {
-    const set = this.listeners.get(channel);
-    if (!set?.delete(listener) || set.size > 0) return;
-    this.listeners.delete(channel);
-    this.pending.set(
-      channel,
-      this.subscriber.unsubscribe(channel).catch(() => undefined).finally(() => {
-        if (!this.listeners.has(channel)) this.pending.delete(channel);
-      }),
-    );
-  }
-
-  private dispatch(channel: string, raw: string): void {
-    const set = this.listeners.get(channel);
-    if (!set) return;
-    let event: EventDict;
-    try {
-      event = JSON.parse(raw) as EventDict;
-    } catch {
-      return;
-    }
-    for (const listener of set) listener(event, raw);
+    return this.channels.channelCount;
   }
 }

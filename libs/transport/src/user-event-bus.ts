@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
 /** A user's MCP servers changed (REST); the change applies from their next run. */
@@ -21,10 +22,11 @@ export interface UserEventMessage {
 
 /** Pub/sub of user events between gateways; delivery is at most once, to sockets open at the time. */
 export class UserEventBus {
-  private readonly handlers = new Set<(message: UserEventMessage) => void>();
-  private subscribed?: Promise<unknown>;
+  private readonly channel?: RedisChannelListener<UserEventMessage>;
 
-  constructor(private readonly publisher: Redis, private readonly subscriber?: Redis) {}
+  constructor(private readonly publisher: Redis, subscriber?: Redis) {
+    if (subscriber) this.channel = new RedisChannelListener(subscriber, { guard: userEventMessage });
+  }
 
   async publish(message: UserEventMessage): Promise<void> {
     await this.publisher.publish(redisKeys.userEventsChannel, JSON.stringify(message));
@@ -35,27 +37,13 @@ export class UserEventBus {
    * @returns a function that stops this handler.
    */
   async listen(handler: (message: UserEventMessage) => void): Promise<() => void> {
-    if (!this.subscriber) throw new Error('UserEventBus needs a subscriber connection to listen');
-    if (!this.subscribed) {
-      this.subscriber.on('message', (channel: string, raw: string) => {
-        if (channel !== redisKeys.userEventsChannel) return;
-        const message = parseMessage(raw);
-        if (message) for (const h of this.handlers) h(message);
-      });
-      this.subscribed = this.subscriber.subscribe(redisKeys.userEventsChannel);
-    }
-    this.handlers.add(handler);
-    await this.subscribed;
-    return () => this.handlers.delete(handler);
+    if (!this.channel) throw new Error('UserEventBus needs a subscriber connection to listen');
+    return this.channel.listen(redisKeys.userEventsChannel, handler);
   }
 }
 
-function parseMessage(raw: string): UserEventMessage | null {
-  try {
-    const m = JSON.parse(raw) as Partial<UserEventMessage>;
-    const ok = typeof m.tenant_id === 'string' && typeof m.user_id === 'string' && typeof m.event?.event_type === 'string';
-    return ok ? (m as UserEventMessage) : null;
-  } catch {
-    return null;
-  }
+function userEventMessage(value: unknown): UserEventMessage | null {
+  const m = value as Partial<UserEventMessage> | null;
+  const ok = typeof m?.tenant_id === 'string' && typeof m.user_id === 'string' && typeof m.event?.event_type === 'string';
+  return ok ? (m as UserEventMessage) : null;
 }

@@ -20,6 +20,7 @@ import { SETTINGS, STORE } from '../infra/tokens.js';
 import { ControlService } from '../control/control.service.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
+import { waitForDone } from './wait-for-done.js';
 
 /** How long a chat waits for another chat of its session to be admitted (enqueue and interrupt modes). */
 const ADMISSION_WAIT_MS = 5_000;
@@ -195,10 +196,7 @@ export class ChatService {
    */
   async resolveRun(caller: Caller, sessionId: string | undefined, runId: string | undefined): Promise<SubmittedRun> {
     if (runId) {
-      const run = await this.store.runs.get(runId);
-      if (!run || run.tenantId !== caller.tenantId || run.userId !== caller.userId || (sessionId && run.sessionId !== sessionId)) {
-        throw ApiError.notFound('run', runId);
-      }
+      const run = await this.access.getOwnedRun(caller, runId, sessionId);
       return { sessionId: run.sessionId, runId };
     }
     if (!sessionId) throw new ApiError(422, 'validation_failed', 'session_id or run_id is required', {});
@@ -233,25 +231,8 @@ export class ChatService {
   async chatAndWait(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<{ session_id: string; run_id: string; events: EventDict[] }> {
     const run = await this.submit(caller, request, requestId);
     const events: EventDict[] = [];
-    let finish!: () => void;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
-    const stop = await this.follow(run, 0, (event) => {
-      events.push(event);
-      if (event.event_type === 'done') finish();
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new ApiError(504, 'run_timeout', 'The run did not finish in time; follow it by its run_id', { run_id: run.runId, session_id: run.sessionId })),
-        this.settings.server.syncTimeoutMs,
-      );
-    });
-    try {
-      await Promise.race([finished, timeout]);
-    } finally {
-      clearTimeout(timer);
-      stop();
-    }
+    const wait = await waitForDone((listener) => this.follow(run, 0, listener), (event) => events.push(event), { timeoutMs: this.settings.server.syncTimeoutMs });
+    if (wait.outcome !== 'done') throw new ApiError(504, 'run_timeout', 'The run did not finish in time; follow it by its run_id', { run_id: run.runId, session_id: run.sessionId });
     return { session_id: run.sessionId, run_id: run.runId, events };
   }
 

@@ -6,6 +6,7 @@ import type { Caller } from '#core/auth/caller.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';
+import { startEventStream } from '../common/event-stream-response.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
@@ -75,11 +76,8 @@ export class EventStreamController implements OnApplicationShutdown {
     };
     // Headers go out with the first event, or once the replay is through: a run that had already
     // ended at the position asked for answers 204, which tells an EventSource to stop reconnecting.
-    const startStream = () => {
-      if (!res.headersSent) res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-    };
     const send = (name: string, id: string | null, body: unknown, raw?: string) => {
-      startStream();
+      startEventStream(res);
       res.write(`${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${raw ?? JSON.stringify(body)}\n\n`);
     };
     let lastSent = afterSeq;
@@ -123,7 +121,7 @@ export class EventStreamController implements OnApplicationShutdown {
     }
     if (ended) stop();
     else {
-      startStream();
+      startEventStream(res);
       res.flushHeaders();
     }
   }

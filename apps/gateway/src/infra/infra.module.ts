@@ -16,18 +16,18 @@ import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
 import { SessionEventRelay } from '#transport/session-event-relay.js';
+import { openTransport, type Transport } from '#transport/transport.js';
 import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { OriginPolicy } from './origin-policy.js';
-import { CONTROL_REDIS, QUEUE_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, SUBSCRIBER, TENANTS } from './tokens.js';
+import { CONTROL_REDIS, QUEUE_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS, TRANSPORT } from './tokens.js';
 
 /** Connections the gateway holds: Redis (commands, one subscriber for run and user events), the queue, the store. */
 @Global()
 @Module({})
 export class InfraModule implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    @Inject(SUBSCRIBER) private readonly subscriber: Redis,
+    @Inject(TRANSPORT) private readonly transport: Transport,
     @Inject(CONTROL_REDIS) private readonly control: Redis,
     @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
     @Inject(STORE) private readonly store: ConversationStore,
@@ -44,14 +44,14 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: STOP_TRACING, useValue: stopTracing },
         { provide: SETTINGS, useValue: settings },
         // Requests fail fast (503) while Redis is down instead of waiting for it.
-        { provide: REDIS, useFactory: () => createRedis(redis.url, 'gateway', failFast()) },
-        { provide: SUBSCRIBER, useFactory: () => createRedis(redis.url, 'gateway-subscriber') },
+        { provide: TRANSPORT, useFactory: () => openTransport(redis, { commands: 'gateway', subscriber: 'gateway-subscriber' }, failFast()) },
+        { provide: REDIS, inject: [TRANSPORT], useFactory: (t: Transport) => t.redis },
         {
           provide: STORE,
           useFactory: () => createConversationStore(settings.store.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }),
         },
-        { provide: RunEventLog, inject: [REDIS], useFactory: (r: Redis) => new RunEventLog(r, { retentionSeconds: redis.runLogTtlSeconds }) },
-        { provide: SessionEventRelay, inject: [SUBSCRIBER], useFactory: (s: Redis) => new SessionEventRelay(s) },
+        { provide: RunEventLog, inject: [TRANSPORT], useFactory: (t: Transport) => t.log },
+        { provide: SessionEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
         // BullMQ defines its ~65 scripts on the connection it is given, and ioredis copies every
         // script of a connection onto each auto-pipelined batch: on the command connection that
         // cost ~60 µs per event-loop turn with commands.
@@ -67,7 +67,8 @@ export class InfraModule implements OnApplicationShutdown {
         // Its own connection: cancels and approvals never wait behind other commands' replies.
         { provide: CONTROL_REDIS, useFactory: () => createRedis(redis.url, 'gateway-control', failFast()) },
         { provide: ControlBus, inject: [CONTROL_REDIS], useFactory: (r: Redis) => new ControlBus(r) },
-        { provide: UserEventBus, inject: [REDIS, SUBSCRIBER], useFactory: (r: Redis, s: Redis) => new UserEventBus(r, s) },
+        // On the relay's subscriber: one subscribed connection per gateway.
+        { provide: UserEventBus, inject: [TRANSPORT], useFactory: (t: Transport) => new UserEventBus(t.redis, t.subscriber) },
         // Decides requests, never opens them: their lifetime is the workers' setting.
         { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r) },
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
@@ -81,7 +82,7 @@ export class InfraModule implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close().catch(() => undefined);
-    await Promise.all([this.redis.quit(), this.subscriber.quit(), this.control.quit(), this.queueRedis.quit()].map((p) => p.catch(() => undefined)));
+    await Promise.all([this.transport.close(), this.control.quit().catch(() => undefined), this.queueRedis.quit().catch(() => undefined)]);
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }

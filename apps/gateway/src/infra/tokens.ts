@@ -1,6 +1,7 @@
 export const SETTINGS = Symbol('gateway-settings');
 export const REDIS = Symbol('redis');
-export const SUBSCRIBER = Symbol('redis-subscriber');
+/** The Transport: the command and subscriber connections, the run event log and the session relay. */
+export const TRANSPORT = Symbol('transport');
 /** The connection control messages (cancel, HITL decisions) are published on. */
 export const CONTROL_REDIS = Symbol('redis-control');
 /** The run queue's connection: BullMQ's scripts stay off the command connection (see InfraModule). */

@@ -6,13 +6,15 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, I
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/auth/caller.js';
-import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
+import { waitForDone } from '../chat/wait-for-done.js';
 import { ApiError } from '../common/api-error.js';
+import { startEventStream } from '../common/event-stream-response.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
-import { SETTINGS, STORE } from '../infra/tokens.js';
+import { SETTINGS } from '../infra/tokens.js';
+import { SessionAccess } from '../sessions/session-access.service.js';
 import { parseMessages, toolSummary } from './chat-completions.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
 import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
@@ -56,7 +58,7 @@ export class OpenAiCompatController {
   constructor(
     private readonly chat: ChatService,
     private readonly control: ControlService,
-    @Inject(STORE) private readonly store: ConversationStore,
+    private readonly access: SessionAccess,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
   ) {}
 
@@ -90,9 +92,7 @@ export class OpenAiCompatController {
     let existing: string | undefined;
     if (sessionId !== undefined) {
       if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
-      const session = await this.store.sessions.get(sessionId);
-      if (session && (session.tenantId !== caller.tenantId || session.userId !== caller.userId)) throw ApiError.notFound('session', sessionId);
-      if (session) existing = sessionId;
+      if (await this.access.findOwned(caller, sessionId)) existing = sessionId;
       else Object.assign(options, { newSessionId: sessionId, history });
     } else {
       options.history = history;
@@ -109,23 +109,23 @@ export class OpenAiCompatController {
   private async whole(run: SubmittedRun & { tenantId: string }, model: string, res: Response): Promise<void> {
     const answer = new AnswerText();
     let failure: EventDict | undefined;
-    let finish!: (how: 'done' | 'cancelled' | 'gone' | 'timeout') => void;
-    const finished = new Promise<'done' | 'cancelled' | 'gone' | 'timeout'>((resolve) => (finish = resolve));
-    const stop = await this.chat.follow(run, 0, (event) => {
-      answer.add(event);
-      if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) failure = event;
-      if (event.event_type === 'done') finish(event.cancelled === true ? 'cancelled' : 'done');
-    });
-    const gone = () => finish('gone');
-    res.on('close', gone);
-    const timer = setTimeout(() => finish('timeout'), this.settings.server.syncTimeoutMs);
+    const gone = new AbortController();
+    const leave = () => gone.abort();
+    res.on('close', leave);
     try {
-      const how = await finished;
-      if (how === 'gone' || how === 'timeout') await this.control.cancelStarted(run).catch(() => undefined);
-      if (how === 'gone') return;
+      const wait = await waitForDone(
+        (listener) => this.chat.follow(run, 0, listener),
+        (event) => {
+          answer.add(event);
+          if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) failure = event;
+        },
+        { timeoutMs: this.settings.server.syncTimeoutMs, signal: gone.signal },
+      );
+      if (wait.outcome !== 'done') await this.control.cancelStarted(run).catch(() => undefined);
+      if (wait.outcome === 'aborted') return;
       const error =
-        how === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
-        : how === 'cancelled' ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
+        wait.outcome === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
+        : wait.done.cancelled === true ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
         : failure ? runError(failure)
         : undefined;
       if (error) {
@@ -141,9 +141,7 @@ export class OpenAiCompatController {
         choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: 'stop', logprobs: null }],
       });
     } finally {
-      clearTimeout(timer);
-      res.off('close', gone);
-      stop();
+      res.off('close', leave);
     }
   }
 
@@ -152,7 +150,7 @@ export class OpenAiCompatController {
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
       `data: ${JSON.stringify({ id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] })}\n\n`;
-    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    startEventStream(res);
     res.flushHeaders();
     res.write(chunk({ role: 'assistant', content: '' }));
     const answer = new AnswerText();

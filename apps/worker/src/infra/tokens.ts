@@ -1,6 +1,8 @@
 export const SETTINGS = Symbol('worker-settings');
 export const LOGGER = Symbol('logger');
 export const REDIS = Symbol('redis');
+/** The Transport: the command and subscriber connections, the run event log and the session relay. */
+export const TRANSPORT = Symbol('transport');
 /** The TenantDirectory: each tenant's feature switches and workspace quota, cached briefly. */
 export const TENANTS = Symbol('tenants');
 export const STORE = Symbol('conversation-store');

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { waitUntil } from '#test/support/event-waits.js';
+import { harnessRedisUrl } from '#test/support/harness-redis.js';
+import { ControlBus, type ControlMessage } from './control-bus.js';
+import { announceMcpRelease, listenMcpReleases, type McpReleaseMessage } from './mcp-release.js';
+import { createRedis } from './redis-connection.js';
+import { redisKeys } from './redis-keys.js';
+import { UserEventBus, type UserEventMessage } from './user-event-bus.js';
+
+/** The pub/sub listeners built on RedisChannelListener, against the harness Redis, on one shared subscriber connection. */
+
+let commands: Redis;
+let subscriber: Redis;
+let subscriberId: number;
+
+beforeAll(async () => {
+  const url = harnessRedisUrl();
+  commands = createRedis(url, 'spec-channel-commands');
+  subscriber = createRedis(url, 'spec-channel-subscriber');
+  subscriberId = Number(await subscriber.client('ID'));
+});
+
+afterAll(async () => {
+  await Promise.all([commands, subscriber].map((c) => c?.quit()));
+});
+
+describe('pub/sub listeners (Redis)', () => {
+  it('each hears its own messages on a shared connection, and drops what is not one', async () => {
+    const control: ControlMessage[] = [];
+    const user: UserEventMessage[] = [];
+    const releases: McpReleaseMessage[] = [];
+    const controlBus = new ControlBus(commands, subscriber);
+    const userBus = new UserEventBus(commands, subscriber);
+    const stopControl = await controlBus.listen((m) => control.push(m));
+    const stopUser = await userBus.listen((m) => user.push(m));
+    await listenMcpReleases(subscriber, (m) => releases.push(m));
+    try {
+      const runId = `spec-run-${randomUUID()}`;
+      for (const channel of [redisKeys.controlChannel, redisKeys.userEventsChannel, redisKeys.mcpReleaseChannel]) {
+        await commands.publish(channel, 'not json');
+        await commands.publish(channel, '{"type":"cancel"}');
+      }
+      await controlBus.publish({ type: 'cancel', run_id: runId });
+      const userMessage: UserEventMessage = { tenant_id: 't', user_id: 'u', event: { event_type: 'mcp_config_changed', server_name: 'github', change: 'created', timestamp: '' } };
+      await userBus.publish(userMessage);
+      await announceMcpRelease(commands, [{ tenant_id: 't', user_id: 'u', reason: 'sessions_ended' }]);
+      await waitUntil(() => control.length + user.length + releases.length >= 3);
+      expect(control).toEqual([{ type: 'cancel', run_id: runId }]);
+      expect(user).toEqual([userMessage]);
+      expect(releases).toEqual([{ tenant_id: 't', user_id: 'u', reason: 'sessions_ended' }]);
+    } finally {
+      stopControl();
+      stopUser();
+    }
+  });
+
+  it('hears messages again after Redis dropped the subscriber connection', async () => {
+    const heard: string[] = [];
+    const stop = await new ControlBus(commands, subscriber).listen((m) => heard.push(m.type === 'cancel' ? m.run_id : ''));
+    try {
+      await commands.client('KILL', 'ID', String(subscriberId));
+      const runId = `spec-run-${randomUUID()}`;
+      // At most once: what is published while the connection is away is lost, so publish until one arrives.
+      await waitUntil(async () => {
+        await commands.publish(redisKeys.controlChannel, JSON.stringify({ type: 'cancel', run_id: runId }));
+        return heard.includes(runId);
+      });
+    } finally {
+      stop();
+    }
+  });
+});

@@ -1,0 +1,46 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import { createRedis } from './redis-connection.js';
+import { RunEventLog } from './run-event-log.js';
+import { SessionEventRelay } from './session-event-relay.js';
+
+/**
+ * The Redis side that a gateway and a worker both hold: a command connection, a subscriber
+ * connection, the run event log on the one and the session event relay on the other. What else
+ * each builds (queue, lifecycle, control bus, HITL records) takes different arguments per process.
+ */
+export interface Transport {
+  /** Commands (a subscribed connection takes none). */
+  redis: Redis;
+  /** In subscriber mode: session events, and whatever else the process listens to on it. */
+  subscriber: Redis;
+  log: RunEventLog;
+  relay: SessionEventRelay;
+  /** Quits both connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the connections and builds the log and the relay.
+ * @param redis the Redis settings: its URL, and how long a run's events are kept.
+ * @param names each connection's name, as CLIENT LIST shows it.
+ * @param commandOptions for the command connection: how long a command may wait for Redis (failFast, commandTimeout).
+ */
+export function openTransport(
+  redis: { url: string; runLogTtlSeconds: number },
+  names: { commands: string; subscriber: string },
+  commandOptions: RedisOptions,
+): Transport {
+  const commands = createRedis(redis.url, names.commands, commandOptions);
+  // Subscriber commands wait for Redis however long it is away: the subscription must come back.
+  const subscriber = createRedis(redis.url, names.subscriber);
+  const relay = new SessionEventRelay(subscriber);
+  return {
+    redis: commands,
+    subscriber,
+    log: new RunEventLog(commands, { retentionSeconds: redis.runLogTtlSeconds }),
+    relay,
+    close: async () => {
+      await Promise.all([commands.quit().catch(() => undefined), relay.close()]);
+    },
+  };
+}
