@@ -171,6 +171,7 @@ export class RunRunner {
       }
     };
     const publish = async (event: ExecutionEvent, archive = true): Promise<EventDict | null> => {
+      if (event instanceof DoneEvent) throw new Error("a run's done is the lifecycle's to write");
       const dict = event.toDict();
       const again = replayed(resent, dict);
       if (again) return again;
