@@ -3,6 +3,7 @@ import path from 'node:path';
 import { CPU_TARGET_US_PER_EVENT, hopFloors, roundLabel } from './bench-targets.js';
 import type { ClockOffset } from './clock-offset.js';
 import type { FairnessFigures } from './fairness.js';
+import type { ParkedFigures } from './parked-bench.js';
 import type { McpFigures } from './mcp-bench.js';
 import type { LlmStreamBenchResult } from './llm-stream-bench.js';
 import type { TokenFigures } from './token-bench.js';
@@ -134,6 +135,8 @@ export interface BenchReport {
   mcp?: McpFigures;
   /** Tenant B's request → run_started while tenant A floods, with and without the tenant run limit (bench/fairness.ts). */
   fairness?: FairnessFigures;
+  /** Runs waiting for a person beside another user's chats (parked-bench.ts). */
+  parked?: ParkedFigures;
   durationSeconds?: number;
 }
 

@@ -27,7 +27,9 @@
  * per side; it runs first, before the stack starts, on a quiet machine; see mcp-bench.ts),
  * BENCH_SKIP_FAIRNESS=1 (tenant A floods 500 runs while tenant B sends batches of 10: B's request → run_started
  * alone, under the flood with DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT=50 and without it, and A's 429s; on a stack
- * of its own with 100 worker slots, after the MCP bench and before the main stack; see fairness.ts).
+ * of its own with 100 worker slots, after the MCP bench and before the main stack; see fairness.ts),
+ * BENCH_SKIP_PARKED=1 (another user's chat → run_started beside 50 runs waiting on approval on 5 worker slots, parked
+ * and held on the worker, and approve-all → every one done; two small stacks of its own; see parked-bench.ts).
  */
 import { formatSandboxBench, runSandboxBench } from './sandbox-bench.js';
 import os from 'node:os';
@@ -39,6 +41,7 @@ import { checkTargets, cpuSplit } from './bench-targets.js';
 import { measureCancelBurst } from './cancel-burst.js';
 import { measureCancelLatency } from './cancel-latency.js';
 import { formatFairness, measureFairness } from './fairness.js';
+import { formatParked, measureParked } from './parked-bench.js';
 import { runChatLoad } from './chat-load.js';
 import { measureClockOffset } from './clock-offset.js';
 import { measureBullmqFloor } from './floor-bullmq.js';
@@ -258,6 +261,15 @@ async function main(): Promise<number> {
       log(`fairness bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
     }
   }
+  if (!process.env.BENCH_SKIP_PARKED) {
+    // Two small stacks of its own, stopped before the main one starts.
+    try {
+      report.parked = await measureParked(teardown, log);
+    } catch (err) {
+      exitCode = 1;
+      log(`parked-runs bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
   try {
     const stack = await startBenchStack(teardown, {
       workerConcurrency: Math.max(1_100, PER_RUN + 100, CANCEL_BURST + 100, ...ROUNDS.map((r) => r.streams + 100)),
@@ -341,6 +353,7 @@ async function main(): Promise<number> {
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
   if (report.fairness) console.log(`${formatFairness(report.fairness)}\n`);
+  if (report.parked) console.log(`${formatParked(report.parked)}\n`);
   if (!process.env.BENCH_SKIP_TOKENS) {
     try {
       report.tokens = await measureTokens();
