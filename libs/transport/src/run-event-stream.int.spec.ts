@@ -27,7 +27,8 @@ function runWriter(sessionId: string, runId: string, total: number) {
     async append(count: number): Promise<void> {
       for (const end = Math.min(total, appended + count); appended < end; ) {
         const seq = appended + 1;
-        const event: EventDict = { event_type: seq === total ? 'done' : 'text', timestamp: '', session_id: sessionId, run_id: runId, seq: 0, content: `e${seq}` };
+        const envelope = { timestamp: '', session_id: sessionId, run_id: runId, seq: 0 };
+        const event: EventDict = seq === total ? { event_type: 'done', ...envelope, cancelled: false } : { event_type: 'text', ...envelope, content: `e${seq}`, is_final: false };
         const result = await log.append(event);
         if (result.status !== 'appended' || result.event.seq !== seq) throw new Error(`append ${seq} of ${runId}: ${JSON.stringify(result)}`);
         appended = seq;

@@ -18,7 +18,7 @@ function countingRelay() {
 /** Events as the log holds them: JSON text. */
 const texts = (events: EventDict[]): string[] => events.map((e) => JSON.stringify(e));
 
-const event = (seq: number): EventDict => ({ event_type: 'text', timestamp: '', session_id: 's', run_id: 'r', seq, content: `t${seq}` });
+const event = (seq: number): EventDict => ({ event_type: 'text', timestamp: '', session_id: 's', run_id: 'r', seq, content: `t${seq}`, is_final: false });
 
 describe('followEvents', () => {
   it('replays after afterSeq, then delivers live events', async () => {

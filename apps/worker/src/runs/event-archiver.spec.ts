@@ -2,7 +2,7 @@ import type { EventDict } from '#core/events/execution-event.js';
 import type { RunEventArchive } from '#core/session/session-store.js';
 import { EventArchiver } from './event-archiver.js';
 
-const event = (runId: string, seq: number): EventDict => ({ event_type: 'text', timestamp: '', session_id: 's', run_id: runId, seq, content: `${seq}` });
+const event = (runId: string, seq: number): EventDict => ({ event_type: 'text', timestamp: '', session_id: 's', run_id: runId, seq, content: `${seq}`, is_final: false });
 
 /** An archive that refuses everything while `down`, and one run's batches always. */
 function fakeArchive(state: { down: boolean; poisoned?: string }) {

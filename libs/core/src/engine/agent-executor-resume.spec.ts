@@ -95,7 +95,8 @@ async function attempt(from: Snapshot | null, executed: Map<string, number>) {
 }
 
 const shown = (events: EventDict[]) => events.filter((e) => e.event_type === 'text').map((e) => e.content).join('');
-const sequence = (events: EventDict[]) => events.map((e) => `${e.event_type}:${String(e.tool_call_id ?? e.content ?? '')}:${String(e.status ?? '')}`);
+const sequence = (events: EventDict[]) =>
+  events.map((e) => `${e.event_type}:${String('tool_call_id' in e ? e.tool_call_id : 'content' in e ? e.content : '')}:${'status' in e ? e.status : ''}`);
 
 describe('AgentExecutor continuing a run from its journal', () => {
   it('cut at every recorded point, continues to the same conversation and the same stream, with no side effect twice', async () => {
@@ -117,7 +118,7 @@ describe('AgentExecutor continuing a run from its journal', () => {
       const client = [...whole.events.slice(0, resumeAfter), ...rest.events];
       if (cut.cutAfterIntentOf === 'c2' || cut.cutAfterIntentOf === 'run-0001-2-1') {
         // Cut between a non-idempotent call's intent and its result: reported, never re-sent.
-        const result = rest.events.find((e) => e.event_type === 'tool_result' && e.tool_call_id === cut.cutAfterIntentOf);
+        const result = rest.events.filter((e) => e.event_type === 'tool_result').find((e) => e.tool_call_id === cut.cutAfterIntentOf);
         expect([context, result?.status]).toEqual([context, 'interrupted']);
         expect(rest.messages.find((m) => m.toolCallId === cut.cutAfterIntentOf)?.content).toContain('whether it took effect is unknown');
         continue;

@@ -20,15 +20,99 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** The highest seq a run can reach (the archive's unsigned int column); resume positions above it are invalid. */
 export const MAX_SEQ = 4_294_967_295;
 
-/** The JSON form of an event. Every event carries the envelope fields. */
-export interface EventDict {
-  event_type: EventType;
+/** The fields every event's JSON form carries, in this order, before its own. */
+export interface EventDictBase<T extends EventType = EventType> {
+  event_type: T;
   timestamp: string;
   session_id: string;
   run_id: string;
   seq: number;
-  [field: string]: unknown;
 }
+
+/** `run_queued`: the gateway accepted the message and queued the run. */
+export type RunQueuedEventDict = EventDictBase<'run_queued'>;
+
+/** `run_started`: a worker took the run. */
+export interface RunStartedEventDict extends EventDictBase<'run_started'> {
+  worker_id: string;
+}
+
+/** `text`: a piece of the answer; `is_final` marks the run's last piece (often empty). */
+export interface TextEventDict extends EventDictBase<'text'> {
+  content: string;
+  is_final: boolean;
+}
+
+export interface ToolCallEventDict extends EventDictBase<'tool_call'> {
+  tool_name: string;
+  tool_args: Record<string, unknown>;
+  tool_call_id: string;
+}
+
+/** `content`, when present: the tool's own result in full, for clients; the model saw `result`. */
+export interface ToolResultEventDict extends EventDictBase<'tool_result'> {
+  tool_call_id: string;
+  result: unknown;
+  status: ToolResultStatus;
+  content?: unknown;
+}
+
+export interface HitlRequestEventDict extends EventDictBase<'hitl_request'> {
+  request_id: string;
+  action_request: ActionRequest;
+  allowed_decisions: string[];
+  expires_at?: string;
+}
+
+export interface TodoUpdateEventDict extends EventDictBase<'todo_update'> {
+  todos: TodoItem[];
+}
+
+export interface FileOperationEventDict extends EventDictBase<'file_operation'> {
+  operation: string;
+  path: string;
+  diff: string;
+  stats: FileOpStats;
+}
+
+/**
+ * `resume_after_seq` comes with `worker_lost`: the events after it belong to a step that is
+ * redone. `retry_after` (seconds) comes with a busy LLM (`llm_rate_limited`, `llm_overloaded`).
+ */
+export interface ErrorEventDict extends EventDictBase<'error'> {
+  error: string;
+  recoverable: boolean;
+  error_code?: string;
+  resume_after_seq?: number;
+  retry_after?: number;
+}
+
+export interface DoneEventDict extends EventDictBase<'done'> {
+  cancelled: boolean;
+  reason?: string;
+}
+
+/**
+ * The JSON form of an event, discriminated by `event_type`: narrow on it to read the type's own
+ * fields. JSON read back from Redis, MySQL or a socket is trusted to be one of these (we wrote it).
+ */
+export type EventDict =
+  | RunQueuedEventDict
+  | RunStartedEventDict
+  | TextEventDict
+  | ToolCallEventDict
+  | ToolResultEventDict
+  | HitlRequestEventDict
+  | TodoUpdateEventDict
+  | FileOperationEventDict
+  | ErrorEventDict
+  | DoneEventDict;
+
+/** The JSON form of one event type: `EventDictOf<'text'>` is {@link TextEventDict}. */
+export type EventDictOf<T extends EventType> = Extract<EventDict, { event_type: T }>;
+
+/** An event type's own fields, without the envelope. */
+type Payload<D extends EventDict> = Omit<D, keyof EventDictBase>;
 
 export interface EventEnvelope {
   sessionId: string;
@@ -38,8 +122,8 @@ export interface EventEnvelope {
   timestamp?: string;
 }
 
-export abstract class ExecutionEvent {
-  abstract readonly eventType: EventType;
+export abstract class ExecutionEvent<D extends EventDict = EventDict> {
+  abstract readonly eventType: D['event_type'];
   sessionId: string;
   runId: string;
   seq: number;
@@ -53,24 +137,30 @@ export abstract class ExecutionEvent {
   }
 
   /** Event-specific fields, snake_case, without the envelope. */
-  protected abstract payload(): Record<string, unknown>;
+  protected abstract payload(): Payload<D>;
 
-  toDict(): EventDict {
-    return {
+  /** The wire form: the envelope fields first, then the type's own (key order is part of the wire form). */
+  toDict(): D {
+    const envelope: EventDictBase<D['event_type']> = {
       event_type: this.eventType,
       timestamp: this.timestamp,
       session_id: this.sessionId,
       run_id: this.runId,
       seq: this.seq,
-      ...this.payload(),
     };
+    // Each subclass's payload() is checked against its dict type; TypeScript cannot see that the
+    // spread of a generic Omit plus the envelope rebuilds D.
+    return { ...envelope, ...this.payload() } as D;
   }
 
   /**
    * Rebuilds an event from its dict form.
    * @throws InvalidEventError when the type is unknown or a required field is missing.
    */
-  static fromDict(dict: Record<string, unknown>): ExecutionEvent {
+  static fromDict<T extends EventType>(dict: EventDictOf<T>): EventOf<T>;
+  static fromDict(dict: Record<string, unknown>): AnyExecutionEvent;
+  static fromDict(event: EventDict | Record<string, unknown>): AnyExecutionEvent {
+    const dict = event as Record<string, unknown>;
     const type = dict.event_type;
     const build = typeof type === 'string' ? builders[type as EventType] : undefined;
     if (!build) throw new InvalidEventError(`unknown event_type: ${String(type)}`);
@@ -89,37 +179,37 @@ export abstract class ExecutionEvent {
 
 export class InvalidEventError extends Error {}
 
-export class RunQueuedEvent extends ExecutionEvent {
+export class RunQueuedEvent extends ExecutionEvent<RunQueuedEventDict> {
   readonly eventType = 'run_queued';
   constructor(envelope: EventEnvelope) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<RunQueuedEventDict> {
     return {};
   }
 }
 
-export class RunStartedEvent extends ExecutionEvent {
+export class RunStartedEvent extends ExecutionEvent<RunStartedEventDict> {
   readonly eventType = 'run_started';
   constructor(envelope: EventEnvelope, readonly workerId = '') {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<RunStartedEventDict> {
     return { worker_id: this.workerId };
   }
 }
 
-export class TextEvent extends ExecutionEvent {
+export class TextEvent extends ExecutionEvent<TextEventDict> {
   readonly eventType = 'text';
   constructor(envelope: EventEnvelope, readonly content: string, readonly isFinal = false) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<TextEventDict> {
     return { content: this.content, is_final: this.isFinal };
   }
 }
 
-export class ToolCallEvent extends ExecutionEvent {
+export class ToolCallEvent extends ExecutionEvent<ToolCallEventDict> {
   readonly eventType = 'tool_call';
   constructor(
     envelope: EventEnvelope,
@@ -129,7 +219,7 @@ export class ToolCallEvent extends ExecutionEvent {
   ) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<ToolCallEventDict> {
     return { tool_name: this.toolName, tool_args: this.toolArgs, tool_call_id: this.toolCallId };
   }
 }
@@ -137,7 +227,7 @@ export class ToolCallEvent extends ExecutionEvent {
 /** `interrupted`: the worker running the call died before its result was recorded; whether it took effect is unknown. */
 export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'interrupted';
 
-export class ToolResultEvent extends ExecutionEvent {
+export class ToolResultEvent extends ExecutionEvent<ToolResultEventDict> {
   readonly eventType = 'tool_result';
   constructor(
     envelope: EventEnvelope,
@@ -149,7 +239,7 @@ export class ToolResultEvent extends ExecutionEvent {
   ) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<ToolResultEventDict> {
     return { tool_call_id: this.toolCallId, result: this.result, status: this.status, ...(this.content !== undefined ? { content: this.content } : {}) };
   }
 }
@@ -160,7 +250,7 @@ export interface ActionRequest {
   description?: string;
 }
 
-export class HitlRequestEvent extends ExecutionEvent {
+export class HitlRequestEvent extends ExecutionEvent<HitlRequestEventDict> {
   readonly eventType = 'hitl_request';
   constructor(
     envelope: EventEnvelope,
@@ -171,7 +261,7 @@ export class HitlRequestEvent extends ExecutionEvent {
   ) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<HitlRequestEventDict> {
     return {
       request_id: this.requestId,
       action_request: this.actionRequest,
@@ -186,12 +276,12 @@ export interface TodoItem {
   status: 'pending' | 'in_progress' | 'completed';
 }
 
-export class TodoUpdateEvent extends ExecutionEvent {
+export class TodoUpdateEvent extends ExecutionEvent<TodoUpdateEventDict> {
   readonly eventType = 'todo_update';
   constructor(envelope: EventEnvelope, readonly todos: TodoItem[]) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<TodoUpdateEventDict> {
     return { todos: this.todos };
   }
 }
@@ -201,7 +291,7 @@ export interface FileOpStats {
   deletions: number;
 }
 
-export class FileOperationEvent extends ExecutionEvent {
+export class FileOperationEvent extends ExecutionEvent<FileOperationEventDict> {
   readonly eventType = 'file_operation';
   constructor(
     envelope: EventEnvelope,
@@ -212,12 +302,12 @@ export class FileOperationEvent extends ExecutionEvent {
   ) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<FileOperationEventDict> {
     return { operation: this.operation, path: this.path, diff: this.diff, stats: this.stats };
   }
 }
 
-export class ErrorEvent extends ExecutionEvent {
+export class ErrorEvent extends ExecutionEvent<ErrorEventDict> {
   readonly eventType = 'error';
   /**
    * @param resumeAfterSeq with `worker_lost`: the run continues from its state after this seq;
@@ -235,7 +325,7 @@ export class ErrorEvent extends ExecutionEvent {
   ) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<ErrorEventDict> {
     return {
       error: this.error,
       recoverable: this.recoverable,
@@ -246,17 +336,36 @@ export class ErrorEvent extends ExecutionEvent {
   }
 }
 
-export class DoneEvent extends ExecutionEvent {
+export class DoneEvent extends ExecutionEvent<DoneEventDict> {
   readonly eventType = 'done';
   constructor(envelope: EventEnvelope, readonly cancelled = false, readonly reason?: string) {
     super(envelope);
   }
-  protected payload() {
+  protected payload(): Payload<DoneEventDict> {
     return { cancelled: this.cancelled, ...(this.reason ? { reason: this.reason } : {}) };
   }
 }
 
-type Builder = (envelope: EventEnvelope, d: Record<string, unknown>) => ExecutionEvent;
+/** The class of each event type: `EventOf<'text'>` is {@link TextEvent}. */
+export interface EventClasses {
+  run_queued: RunQueuedEvent;
+  run_started: RunStartedEvent;
+  text: TextEvent;
+  tool_call: ToolCallEvent;
+  tool_result: ToolResultEvent;
+  hitl_request: HitlRequestEvent;
+  todo_update: TodoUpdateEvent;
+  file_operation: FileOperationEvent;
+  error: ErrorEvent;
+  done: DoneEvent;
+}
+
+export type EventOf<T extends EventType> = EventClasses[T];
+
+/** Any event object, narrowed by `eventType` as {@link EventDict} is by `event_type`. */
+export type AnyExecutionEvent = EventClasses[EventType];
+
+type Builder = (envelope: EventEnvelope, d: Record<string, unknown>) => AnyExecutionEvent;
 
 const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
 const obj = (v: unknown): Record<string, unknown> =>
@@ -290,6 +399,14 @@ const builders: Record<EventType, Builder> = {
     ),
   done: (e, d) => new DoneEvent(e, d.cancelled === true, typeof d.reason === 'string' ? d.reason : undefined),
 };
+
+/**
+ * Whether `event` is of `type`, narrowing it to that type's dict where a generic type or a
+ * callback keeps `event.event_type === type` from narrowing by itself.
+ */
+export function isEventOf<T extends EventType>(event: EventDict, type: T): event is EventDictOf<T> {
+  return event.event_type === type;
+}
 
 /** Events that end a run's stream. */
 export function isTerminal(event: Pick<EventDict, 'event_type'>): boolean {
