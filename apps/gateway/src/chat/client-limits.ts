@@ -1,17 +1,13 @@
+import type { ErrorEventDict } from '#core/events/execution-event.js';
+
 /**
  * How long a dropped client gets to take what was already written, its reason last, before its
  * socket is destroyed. What it holds meanwhile is bounded by the buffer limit.
  */
 export const DROP_GRACE_MS = 10_000;
 
-/** An error event the gateway itself sends a client (bad input, slow consumer, flood). */
-export interface ErrorEventBody {
-  event_type: 'error';
-  timestamp: string;
-  session_id: string;
-  run_id: string;
-  seq: number;
-  error: string;
+/** An error event the gateway itself sends a client (bad input, slow consumer, flood): a run's error event with details. */
+export interface ErrorEventBody extends ErrorEventDict {
   error_code: string;
   details: Record<string, unknown>;
   recoverable: true;

@@ -1,7 +1,9 @@
 import type { EventDict } from '#core/events/execution-event.js';
 import { waitForDone } from './wait-for-done.js';
 
-const event = (seq: number, event_type: EventDict['event_type'] = 'text', extra: Record<string, unknown> = {}): EventDict => ({ event_type, timestamp: '', session_id: 's', run_id: 'r', seq, ...extra });
+// Only the fields the wait looks at.
+const event = (seq: number, event_type: EventDict['event_type'] = 'text', extra: Record<string, unknown> = {}): EventDict =>
+  ({ event_type, timestamp: '', session_id: 's', run_id: 'r', seq, ...extra }) as EventDict;
 
 /** A run to follow: `replay` is delivered while following starts; `emit` delivers live events. */
 function fakeRun(replay: EventDict[] = []) {

@@ -1,7 +1,7 @@
-import type { EventDict } from '#core/events/execution-event.js';
+import type { DoneEventDict, EventDict } from '#core/events/execution-event.js';
 
 /** How a wait for a run's `done` ended: the `done` itself, the timeout, or the caller gave up (`signal`). */
-export type DoneWait = { outcome: 'done'; done: EventDict } | { outcome: 'timeout' } | { outcome: 'aborted' };
+export type DoneWait = { outcome: 'done'; done: DoneEventDict } | { outcome: 'timeout' } | { outcome: 'aborted' };
 
 /**
  * Follows a run until its `done`, for at most `timeoutMs` once following has started, or until

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { ErrorEventDict, EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
@@ -108,7 +108,7 @@ export class OpenAiCompatController {
   /** The whole answer once the run is done; a client that leaves first, or a run past DATAAGENT_SYNC_TIMEOUT_MS, cancels it. */
   private async whole(run: SubmittedRun & { tenantId: string }, model: string, res: Response): Promise<void> {
     const answer = new AnswerText();
-    let failure: EventDict | undefined;
+    let failure: ErrorEventDict | undefined;
     const gone = new AbortController();
     const leave = () => gone.abort();
     res.on('close', leave);
@@ -117,7 +117,7 @@ export class OpenAiCompatController {
         (listener) => this.chat.follow(run, 0, listener),
         (event) => {
           answer.add(event);
-          if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) failure = event;
+          if (event.event_type === 'error' && endsAnswer(event)) failure = event;
         },
         { timeoutMs: this.settings.server.syncTimeoutMs, signal: gone.signal },
       );
@@ -125,7 +125,7 @@ export class OpenAiCompatController {
       if (wait.outcome === 'aborted') return;
       const error =
         wait.outcome === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
-        : wait.done.cancelled === true ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
+        : wait.done.cancelled ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
         : failure ? runError(failure)
         : undefined;
       if (error) {
@@ -170,7 +170,7 @@ export class OpenAiCompatController {
       if (ended) return;
       const piece = answer.add(event);
       if (piece) res.write(chunk({ content: piece }));
-      if (event.event_type === 'error' && (event.recoverable !== true || BUSY_LLM[String(event.error_code)])) res.write(`data: ${JSON.stringify(openAiErrorBody(runError(event)))}\n\n`);
+      if (event.event_type === 'error' && endsAnswer(event)) res.write(`data: ${JSON.stringify(openAiErrorBody(runError(event)))}\n\n`);
       if (event.event_type === 'done') {
         res.write(chunk({}, 'stop'));
         res.write('data: [DONE]\n\n');
@@ -184,12 +184,17 @@ export class OpenAiCompatController {
 /** A busy model is the client's 429 or 503, with the provider's Retry-After; anything else that ended the run is a 502. */
 const BUSY_LLM: Record<string, number> = { llm_rate_limited: 429, llm_overloaded: 503 };
 
-function runError(event: EventDict): ApiError {
-  const code = String(event.error_code ?? 'run_failed');
+/** An error the client is told of: one that failed the run, or a busy model (the run may retry, the client should too). */
+function endsAnswer(event: ErrorEventDict): boolean {
+  return !event.recoverable || (event.error_code !== undefined && BUSY_LLM[event.error_code] !== undefined);
+}
+
+function runError(event: ErrorEventDict): ApiError {
+  const code = event.error_code ?? 'run_failed';
   const status = BUSY_LLM[code];
-  if (!status) return new ApiError(502, code, `The run failed: ${String(event.error)}`);
-  const retryAfter = typeof event.retry_after === 'number' ? Math.max(1, Math.ceil(event.retry_after)) : 5;
-  return new ApiError(status, code, String(event.error), {}, { 'Retry-After': String(retryAfter) });
+  if (!status) return new ApiError(502, code, `The run failed: ${event.error}`);
+  const retryAfter = event.retry_after !== undefined ? Math.max(1, Math.ceil(event.retry_after)) : 5;
+  return new ApiError(status, code, event.error, {}, { 'Retry-After': String(retryAfter) });
 }
 
 /** The answer's text as a client sees it: the model's text, and a line for each tool the run used. */
@@ -200,9 +205,9 @@ class AnswerText {
   /** @returns what the event adds to the answer, if anything. */
   add(event: EventDict): string {
     let piece = '';
-    if (event.event_type === 'text' && typeof event.content === 'string') piece = event.content;
-    else if (event.event_type === 'tool_call') this.tools.set(String(event.tool_call_id), String(event.tool_name));
-    else if (event.event_type === 'tool_result') piece = toolSummary(this.tools.get(String(event.tool_call_id)) ?? 'tool', String(event.status));
+    if (event.event_type === 'text') piece = event.content;
+    else if (event.event_type === 'tool_call') this.tools.set(event.tool_call_id, event.tool_name);
+    else if (event.event_type === 'tool_result') piece = toolSummary(this.tools.get(event.tool_call_id) ?? 'tool', event.status);
     this.text += piece;
     return piece;
   }
