@@ -63,5 +63,5 @@ export function authHeaders(target: ServerTarget): Record<string, string> {
 
 /** The first token of an answer: a `text` event with content. */
 export function isFirstToken(event: EventDict): boolean {
-  return event.event_type === 'text' && typeof event.content === 'string' && event.content !== '';
+  return event.event_type === 'text' && event.content !== '';
 }

@@ -27,8 +27,9 @@ export class RunEvents {
   /** Takes the acknowledgement; returns the refusal as an error when the message was refused. */
   acknowledge(ack: MessageAck): ExchangeError | undefined {
     if (!ack.ok) {
-      const reason = this.seen.findLast((e) => e.event.event_type === 'error' && e.event.error_code === ack.error_code)?.event.error;
-      return new ExchangeError(`refused: ${ack.error_code}${typeof reason === 'string' ? `: ${reason}` : ''}`, ack.error_code);
+      const errors = this.seen.map((e) => e.event).filter((e) => e.event_type === 'error');
+      const reason = errors.findLast((e) => e.error_code === ack.error_code)?.error;
+      return new ExchangeError(`refused: ${ack.error_code}${reason !== undefined ? `: ${reason}` : ''}`, ack.error_code);
     }
     if (!ack.run_id) return new ExchangeError('the acknowledgement names no run');
     this.runId = ack.run_id;

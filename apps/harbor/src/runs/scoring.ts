@@ -17,15 +17,15 @@ export interface AnswerScore {
 export function answerText(events: readonly EventDict[]): string {
   let kept: EventDict[] = [];
   for (const event of events) {
-    if (event.event_type === 'error' && event.error_code === 'worker_lost' && typeof event.resume_after_seq === 'number') {
+    if (event.event_type === 'error' && event.error_code === 'worker_lost' && event.resume_after_seq !== undefined) {
       const after = event.resume_after_seq;
       kept = kept.filter((e) => e.seq <= after);
     }
     kept.push(event);
   }
   return kept
-    .filter((e) => e.event_type === 'text' && typeof e.content === 'string')
-    .map((e) => e.content as string)
+    .filter((e) => e.event_type === 'text')
+    .map((e) => e.content)
     .join('');
 }
 
@@ -50,9 +50,9 @@ export function passes(score: AnswerScore): boolean {
 export function runFailure(events: readonly EventDict[]): string | undefined {
   const done = events.find((e) => e.event_type === 'done');
   if (!done) return 'the run did not finish (no done event)';
-  const fatal = events.find((e) => e.event_type === 'error' && e.recoverable !== true);
-  if (fatal) return `the run failed: ${fatal.error_code ? `${String(fatal.error_code)}: ` : ''}${String(fatal.error ?? 'error event')}`;
-  if (done.cancelled === true) return `the run was cancelled${done.reason ? ` (${String(done.reason)})` : ''}`;
+  const fatal = events.filter((e) => e.event_type === 'error').find((e) => !e.recoverable);
+  if (fatal) return `the run failed: ${fatal.error_code ? `${fatal.error_code}: ` : ''}${fatal.error}`;
+  if (done.cancelled) return `the run was cancelled${done.reason ? ` (${done.reason})` : ''}`;
   return undefined;
 }
 
