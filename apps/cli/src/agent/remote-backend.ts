@@ -1,5 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';
 import type { ApprovalAnswer, Approver } from '../hitl/approver.js';
 import type { AgentBackend, McpServerLine, SessionSummary } from './agent-backend.js';
@@ -118,11 +118,10 @@ export class RemoteBackend implements AgentBackend {
     this.socket.close();
   }
 
-  private decide(event: EventDict, signal: AbortSignal): Promise<ApprovalAnswer> {
+  private decide(event: HitlRequestEventDict, signal: AbortSignal): Promise<ApprovalAnswer> {
     const { approvals } = this.options;
     if (typeof approvals !== 'function') return Promise.resolve(approvals === 'approve_all' ? 'approve_all' : 'reject');
-    const action = (event.action_request ?? { name: '?', args: {} }) as { name: string; args: Record<string, unknown> };
-    return approvals({ requestId: String(event.request_id), action }, signal);
+    return approvals({ requestId: event.request_id, action: event.action_request }, signal);
   }
 
   /** @throws GatewayError for a refused or failed request, with the gateway's message. */

@@ -1,4 +1,4 @@
-import type { EventDict } from '#core/events/execution-event.js';
+import type { DoneEventDict } from '#core/events/execution-event.js';
 import type { AgentBackend } from '../agent/agent-backend.js';
 import { REJECTED_HINT } from '../hitl/approval-mode.js';
 import { JsonRenderer } from '../ui/json-renderer.js';
@@ -20,7 +20,7 @@ export async function runPrint(backend: AgentBackend, question: string, options:
   // Once: a second Ctrl-C, while the cancel is under way, ends the process as usual.
   process.once('SIGINT', interrupt);
   let failed = false;
-  let done: EventDict | undefined;
+  let done: DoneEventDict | undefined;
   try {
     for await (const event of backend.run(question, abort.signal)) {
       renderer.render(event);

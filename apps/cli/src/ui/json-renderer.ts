@@ -7,6 +7,6 @@ export class JsonRenderer {
 
   render(e: EventDict): void {
     this.out.write(`${JSON.stringify(e)}\n`);
-    if (e.event_type === 'error') this.err.write(`dataagent: error: ${String(e.error)}\n`);
+    if (e.event_type === 'error') this.err.write(`dataagent: error: ${e.error}\n`);
   }
 }

@@ -29,35 +29,31 @@ export class PrintRenderer {
   render(e: EventDict): void {
     switch (e.event_type) {
       case 'text':
-        if (typeof e.content === 'string' && e.content) this.print(e.content);
+        if (e.content) this.print(e.content);
         return;
       case 'tool_call':
-        this.line(this.style('cyan', `⚙ ${String(e.tool_name)} ${shortArgs(e.tool_args)}`));
+        this.line(this.style('cyan', `⚙ ${e.tool_name} ${shortArgs(e.tool_args)}`));
         return;
       case 'tool_result':
-        if (e.status !== 'success') this.line(this.style('yellow', `  ↳ ${String(e.status)}: ${describe(e.result)}`));
+        if (e.status !== 'success') this.line(this.style('yellow', `  ↳ ${e.status}: ${describe(e.result)}`));
         return;
       case 'todo_update':
-        for (const todo of (e.todos as Array<{ content: string; status: string }>) ?? []) {
+        for (const todo of e.todos) {
           this.line(`  ${todo.status === 'completed' ? '[x]' : todo.status === 'in_progress' ? '[~]' : '[ ]'} ${todo.content}`);
         }
         return;
-      case 'file_operation': {
-        const stats = (e.stats ?? {}) as { additions?: number; deletions?: number };
-        this.line(`  ${String(e.operation)} ${String(e.path)} ${this.style('green', `+${stats.additions ?? 0}`)} ${this.style('red', `-${stats.deletions ?? 0}`)}`);
+      case 'file_operation':
+        this.line(`  ${e.operation} ${e.path} ${this.style('green', `+${e.stats.additions}`)} ${this.style('red', `-${e.stats.deletions}`)}`);
         return;
-      }
-      case 'hitl_request': {
-        const action = (e.action_request ?? {}) as { name?: string; args?: unknown };
-        this.notice(`approval requested: ${action.name ?? '?'} ${shortArgs(action.args)}`);
+      case 'hitl_request':
+        this.notice(`approval requested: ${e.action_request.name} ${shortArgs(e.action_request.args)}`);
         return;
-      }
       case 'error':
-        this.notice(`error: ${String(e.error)}${e.recoverable ? ' (recoverable: try again)' : ''}`);
+        this.notice(`error: ${e.error}${e.recoverable ? ' (recoverable: try again)' : ''}`);
         return;
       case 'done':
         if (!this.atLineStart) this.print('\n');
-        if (e.cancelled) this.notice(`run cancelled${e.reason && e.reason !== 'cancelled' ? ` (${String(e.reason)})` : ''}`);
+        if (e.cancelled) this.notice(`run cancelled${e.reason && e.reason !== 'cancelled' ? ` (${e.reason})` : ''}`);
         return;
       default:
         return;

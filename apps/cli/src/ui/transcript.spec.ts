@@ -1,8 +1,9 @@
-import type { EventDict } from '#core/events/execution-event.js';
+import type { EventDict, EventDictOf, EventType } from '#core/events/execution-event.js';
 import { Transcript } from './transcript.js';
 
 const envelope = { timestamp: '2026-01-01T00:00:00.000Z', session_id: 's', run_id: 'r', seq: 0 };
-const ev = (fields: Partial<EventDict> & Pick<EventDict, 'event_type'>): EventDict => ({ ...envelope, ...fields });
+// Only the fields a case needs: the renderer must cope with what it is given.
+const ev = <T extends EventType>(fields: Partial<EventDictOf<T>> & { event_type: T }): EventDictOf<T> => ({ ...envelope, ...fields }) as EventDictOf<T>;
 const kinds = (t: Transcript) => t.blocks.map((b) => b.kind);
 
 describe('Transcript', () => {

@@ -49,34 +49,32 @@ export class Transcript {
     if (e.event_type !== 'text') this.flushAnswer();
     switch (e.event_type) {
       case 'text':
-        if (typeof e.content !== 'string' || !e.content) return;
+        if (!e.content) return;
         this.streaming += e.content;
         this.phase = { kind: 'streaming' };
         return;
       case 'tool_call':
-        this.add({ kind: 'tool', name: String(e.tool_name), args: e.tool_args });
-        this.phase = { kind: 'tool', name: String(e.tool_name) };
+        this.add({ kind: 'tool', name: e.tool_name, args: e.tool_args });
+        this.phase = { kind: 'tool', name: e.tool_name };
         return;
       case 'tool_result':
-        if (e.status !== 'success' && e.status !== 'rejected' && e.status !== 'cancelled') this.add({ kind: 'tool_failed', status: String(e.status), detail: failure(e.result) });
+        if (e.status !== 'success' && e.status !== 'rejected' && e.status !== 'cancelled') this.add({ kind: 'tool_failed', status: e.status, detail: failure(e.result) });
         this.phase = { kind: 'thinking' };
         return;
       case 'todo_update':
-        this.add({ kind: 'todos', todos: ((e.todos as TodoView[] | undefined) ?? []).map(({ content, status }) => ({ content, status })) });
+        this.add({ kind: 'todos', todos: e.todos.map(({ content, status }) => ({ content, status })) });
         return;
-      case 'file_operation': {
-        const stats = (e.stats ?? {}) as { additions?: number; deletions?: number };
-        this.add({ kind: 'file', operation: String(e.operation), path: String(e.path), diff: String(e.diff ?? ''), additions: stats.additions ?? 0, deletions: stats.deletions ?? 0 });
+      case 'file_operation':
+        this.add({ kind: 'file', operation: e.operation, path: e.path, diff: e.diff, additions: e.stats.additions, deletions: e.stats.deletions });
         return;
-      }
       case 'hitl_request':
         this.phase = { kind: 'approval' };
         return;
       case 'error':
-        this.add({ kind: 'error', message: String(e.error), recoverable: e.recoverable === true });
+        this.add({ kind: 'error', message: e.error, recoverable: e.recoverable });
         return;
       case 'done':
-        if (e.cancelled) this.add({ kind: 'cancelled', reason: typeof e.reason === 'string' ? e.reason : 'cancelled' });
+        if (e.cancelled) this.add({ kind: 'cancelled', reason: e.reason ?? 'cancelled' });
         this.phase = { kind: 'idle' };
         return;
       default:
