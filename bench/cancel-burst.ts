@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io-client';
 import { Agent, fetch } from 'undici';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { DoneEventDict, EventDict } from '#core/events/execution-event.js';
 import { connectChat } from '#test/support/chat-clients.js';
 import { epochNow } from './clock.js';
 import { RunCheck } from './run-check.js';
@@ -39,7 +39,7 @@ interface BurstRun {
   sessionId?: string;
   doneAt?: number;
   streaming: Promise<void>;
-  done: Promise<EventDict | undefined>;
+  done: Promise<DoneEventDict | undefined>;
 }
 
 /**
@@ -61,9 +61,9 @@ export async function measureCancelBurst(options: CancelBurstOptions): Promise<C
       for (const socket of batch) {
         const run = { socket, check: new RunCheck() } as BurstRun;
         let streamed: () => void = () => undefined;
-        let ended: (e: EventDict) => void = () => undefined;
+        let ended: (e: DoneEventDict) => void = () => undefined;
         run.streaming = new Promise<void>((resolve) => (streamed = resolve));
-        run.done = new Promise<EventDict>((resolve) => (ended = resolve));
+        run.done = new Promise<DoneEventDict>((resolve) => (ended = resolve));
         socket.on('event', (event: EventDict) => {
           run.check.record(event);
           run.sessionId ??= event.session_id;
@@ -107,7 +107,7 @@ export async function measureCancelBurst(options: CancelBurstOptions): Promise<C
         const done = await within(run.done, undefined);
         await answer;
         if (!done) result.noDone++;
-        else if (done.cancelled === true) {
+        else if (done.cancelled) {
           result.cancelled++;
           result.latencyMs.push(run.doneAt! - sentAt);
         } else result.notCancelled++;

@@ -1,5 +1,5 @@
 import type { Socket } from 'socket.io-client';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { DoneEventDict, EventDict } from '#core/events/execution-event.js';
 import { connectChat } from '#test/support/chat-clients.js';
 import { epochNow } from './clock.js';
 
@@ -54,9 +54,9 @@ export async function measureCancelLatency(options: CancelLatencyOptions): Promi
     await Promise.all(
       runs.map(async (run, i) => {
         await new Promise((r) => setTimeout(r, i * options.spacingMs));
-        const done = new Promise<EventDict>((resolve) => {
+        const done = new Promise<DoneEventDict>((resolve) => {
           const onEvent = (e: EventDict) => {
-            if (e.run_id === run.runId && e.event_type === 'done') {
+            if (e.event_type === 'done' && e.run_id === run.runId) {
               run.socket.off('event', onEvent);
               resolve(e);
             }
@@ -67,7 +67,7 @@ export async function measureCancelLatency(options: CancelLatencyOptions): Promi
         run.socket.emit('message', { type: 'cancel', payload: { session_id: run.sessionId } });
         const event = await done;
         latencyMs.push(epochNow() - sentAt);
-        if (event.cancelled === true) cancelled++;
+        if (event.cancelled) cancelled++;
         else notCancelled++;
       }),
     );

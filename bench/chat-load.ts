@@ -154,7 +154,7 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
         }
         break;
       case 'error':
-        probe.error ??= String(event.error_code ?? 'error');
+        probe.error ??= event.error_code ?? 'error';
         break;
       case 'done':
         settle(probe, probe.error);

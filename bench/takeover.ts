@@ -104,8 +104,9 @@ export async function measureTakeover(stack: Pick<BenchStack, 'workers' | 'start
       const ofRun = (e: EventDict) => e.run_id === runId;
       const started = await tap.waitFor((e) => ofRun(e) && e.event_type === 'run_started', 30_000);
       if (!started) throw new Error(`takeover run ${runId}: no run_started within 30 s`);
-      const victim = stack.workers.find((w) => w.id === started.event.worker_id);
-      if (!victim || !alive(victim)) throw new Error(`takeover run ${runId}: run_started names worker ${String(started.event.worker_id)}, not a live bench worker`);
+      const startedOn = started.event.event_type === 'run_started' ? started.event.worker_id : undefined;
+      const victim = stack.workers.find((w) => w.id === startedOn);
+      if (!victim || !alive(victim)) throw new Error(`takeover run ${runId}: run_started names worker ${String(startedOn)}, not a live bench worker`);
 
       // Everything received up to here was received before the kill.
       const seenBefore = tap.events.length;
@@ -124,7 +125,7 @@ export async function measureTakeover(stack: Pick<BenchStack, 'workers' | 'start
         sample.outcome = 'continued';
         sample.ms = found.at - killedAt;
         sample.via = found.event.event_type === 'error' ? 'error/worker_lost' : 'run_started';
-        if (found.event.event_type === 'run_started') sample.takenOverBy = String(found.event.worker_id);
+        if (found.event.event_type === 'run_started') sample.takenOverBy = found.event.worker_id;
       } else if (found && found.event.event_type === 'done') {
         sample.outcome = 'ended';
       }

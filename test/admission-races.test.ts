@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { redisKeys } from '#transport/redis-keys.js';
 import { api, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat } from './support/event-waits.js';
+import { EventCollector, sendChat, runEvent } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('races around a session', () => {
@@ -53,7 +53,7 @@ describe('races around a session', () => {
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     const ack = await sendChat(socket, { message: '[[chunks:300]] [[slow:10]]' });
-    await events.next((e) => e.run_id === ack.run_id && e.event_type === 'text');
+    await events.next(runEvent(ack.run_id, 'text'));
     const deleted = await api(system.url, 'DELETE', `/sessions/${ack.session_id}`, { apiKey: TEST_API_KEY });
     expect(deleted.status).toBe(200);
     await events.done(ack.run_id);
@@ -86,11 +86,11 @@ describe('races around a session', () => {
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: '[[tool:write_file {"path":"files/late.txt","content":"x"}]]' });
-      const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       await events.done(ack.run_id);
       const timedOut = await api(system.url, 'POST', `/hitl/${request.request_id}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
       expect({ status: timedOut.status, code: timedOut.body.error_code }).toEqual({ status: 409, code: 'hitl_already_decided' });
-      const key = redisKeys.hitlRequest(String(request.request_id));
+      const key = redisKeys.hitlRequest(request.request_id);
       const deadline = Date.now() + 15_000;
       while ((await redis.exists(key)) === 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(await redis.exists(key)).toBe(0);

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'socket.io-client';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
+import { EventCollector, sendChat, sendMessage, waitUntil, runEvent } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 describe('cancel', () => {
@@ -64,7 +64,7 @@ describe('cancel', () => {
     try {
       const aborted = system.llm.abortedStreams;
       const ack = await sendChat(socket, { message: '[[chunks:200]] [[slow:50]]' });
-      await events.next((e) => e.run_id === ack.run_id && e.event_type === 'text');
+      await events.next(runEvent(ack.run_id, 'text'));
       const answer = await api(system.url, 'POST', `/chat/${ack.session_id}/cancel`, { apiKey: TEST_API_KEY });
       expect(answer.body).toMatchObject({ cancelled: true, run_ids: [ack.run_id] });
       await events.done(ack.run_id);
@@ -88,9 +88,9 @@ describe('cancel', () => {
     try {
       // Four hanging runs fill both workers' two slots; the fifth waits in the queue.
       const busy = await Promise.all([1, 2, 3, 4].map(() => sendChat(socket, { message: '[[hang]]' })));
-      await Promise.all(busy.map((b) => events.next((e) => e.run_id === b.run_id && e.event_type === 'run_started')));
+      await Promise.all(busy.map((b) => events.next(runEvent(b.run_id, 'run_started'))));
       const queued = await sendChat(socket, { message: 'waiting in line' });
-      await events.next((e) => e.run_id === queued.run_id && e.event_type === 'run_queued');
+      await events.next(runEvent(queued.run_id, 'run_queued'));
       const answer = await sendMessage(socket, 'cancel', { session_id: queued.session_id });
       expect(answer).toMatchObject({ ok: true, cancelled: true, run_ids: [queued.run_id] });
       const done = await events.done(queued.run_id);
@@ -124,7 +124,7 @@ describe('cancel', () => {
     try {
       const before = slowRequests;
       const ack = await sendChat(socket, { message: `[[tool:http_request {"url":"http://127.0.0.1:${port}/never"}]]` });
-      await events.next((e) => e.run_id === ack.run_id && e.event_type === 'tool_call');
+      await events.next(runEvent(ack.run_id, 'tool_call'));
       await waitUntil(() => slowRequests > before);
       await sendMessage(socket, 'cancel', { session_id: ack.session_id });
       const done = await events.done(ack.run_id);
@@ -145,7 +145,7 @@ describe('cancel', () => {
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: '[[chunks:200]] [[slow:50]]' });
-      await events.next((e) => e.run_id === ack.run_id && e.event_type === 'text');
+      await events.next(runEvent(ack.run_id, 'text'));
       const answer = await api(system.url, 'POST', `/chat/${ack.session_id}/cancel`, { apiKey: TEST_API_KEY });
       expect(answer.body.cancelled).toBe(true);
       expect((await events.done(ack.run_id)).cancelled).toBe(true);

@@ -26,7 +26,7 @@ describe('text coalescing (DATAAGENT_TEXT_COALESCE_MS)', () => {
       for (const events of runs) {
         assertWellFormedRun(events);
         expect(events.at(-1)).toMatchObject({ event_type: 'done', cancelled: false });
-        const texts = events.filter((e) => e.event_type === 'text' && !e.is_final);
+        const texts = events.filter((e) => e.event_type === 'text').filter((e) => !e.is_final);
         expect(texts.map((e) => e.content).join('')).toBe(SENT);
         textEvents += texts.length;
       }

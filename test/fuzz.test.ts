@@ -26,7 +26,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { io, type Socket } from 'socket.io-client';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
 import type { AppProcess } from './support/app-processes.js';
 import {
   CONTENT_TYPES, POLLUTION_MARKER, bodyBytes, bodySpec, deepJson, frameBytes, frameGen, frameIsValid, jsonArbitraries, jsonTree, numberLike, obj, objectBody, oddString,
@@ -338,10 +338,10 @@ describe('fuzzing every entry point', () => {
     // A run waiting for approval, so decisions have something real to hit.
     const socket = await aliceSocket();
     try {
-      const hitl = new Promise<EventDict>((r) => socket.on('event', (e: EventDict) => e.event_type === 'hitl_request' && r(e)));
+      const hitl = new Promise<HitlRequestEventDict>((r) => socket.on('event', (e: EventDict) => e.event_type === 'hitl_request' && r(e)));
       const ack = await socket.timeout(10_000).emitWithAck('message', { type: 'chat', payload: { message: '[[tool:write_todos {"todos":[{"content":"fuzz","status":"pending"}]}]]' } });
       ledger.run(ack.run_id, ack.session_id);
-      ids.hitlRequest = String((await deadline(hitl, 20_000, 'hitl_request of the seeded run')).request_id);
+      ids.hitlRequest = (await deadline(hitl, 20_000, 'hitl_request of the seeded run')).request_id;
       ids.hitlSession = ack.session_id;
     } finally {
       socket.disconnect();
@@ -1208,7 +1208,7 @@ describe('fuzzing every entry point', () => {
           const outcome = await waitRun(runId, calls.length);
           const run = events.get(runId) ?? [];
           if (outcome !== 'done') {
-            const pending = run.filter((e) => e.event_type === 'tool_call' && !run.some((r) => r.event_type === 'tool_result' && r.tool_call_id === e.tool_call_id));
+            const pending = run.filter((e) => e.event_type === 'tool_call').filter((e) => !run.some((r) => r.event_type === 'tool_result' && r.tool_call_id === e.tool_call_id));
             problems.push(`run ${runId} ${outcome === 'hung' ? 'hung in a tool' : 'did not finish'}; calls without a result after ${TOOL_TIMEOUT_MS} ms + 6 s: ${pending.map((e) => `${e.tool_name} ${JSON.stringify(e.tool_args).slice(0, 300)}`).join(' | ') || '(none: stuck elsewhere)'}`);
             hung = true;
             await recoverFromHang(runId, ack.session_id);
@@ -1219,7 +1219,7 @@ describe('fuzzing every entry point', () => {
           // A tool's failure is a tool_result for the model; the run itself must not fail, and
           // its row must be final once done is out (it is written just before the done).
           const workerErrors = () => (taps.filter((t) => t.name.startsWith('worker')).at(-1)?.errors() ?? []).slice(-2).map((l) => l.slice(0, 600)).join(' | ');
-          for (const e of run.filter((x) => x.event_type === 'error')) problems.push(`run ${runId} failed: ${e.error_code ?? ''} ${String(e.error).slice(0, 200)}; worker log: ${workerErrors()}`);
+          for (const e of run.filter((x) => x.event_type === 'error')) problems.push(`run ${runId} failed: ${e.error_code ?? ''} ${e.error.slice(0, 200)}; worker log: ${workerErrors()}`);
           const [[row]] = (await database((db) => db.query('SELECT status, error FROM runs WHERE run_id = ?', [runId]))) as unknown as [[{ status: string; error: string | null } | undefined]];
           if (!row || row.status === 'running' || row.status === 'queued') problems.push(`run ${runId} sent its done but its row says ${row?.status ?? 'nothing'}: the session stays busy (409) for good${row?.error ? ` (${row.error.slice(0, 200)})` : ''}`);
           const results = run.filter((e) => e.event_type === 'tool_result');
@@ -1321,7 +1321,7 @@ describe('fuzzing every entry point', () => {
       if (Date.now() > until || (pending.length > 0 && wedged.length === pending.length && now === previous)) {
         verdict.push(...pending.map((r) => {
           const evs = byRun.get(r.run_id) ?? [];
-          const errors = evs.filter((e) => e.event_type === 'error').map((e) => `${e.error_code ?? ''} ${String(e.error).slice(0, 120)}`);
+          const errors = evs.filter((e) => e.event_type === 'error').map((e) => `${e.error_code ?? ''} ${e.error.slice(0, 120)}`);
           const state = evs.some((e) => e.event_type === 'done') ? `still says ${r.status} although its log ended with done` : `is still ${r.status} 45 s after the fuzzing`;
           return `run ${r.run_id} ${state} (its log: ${evs.map((e) => `${e.seq}:${e.event_type}`).join(',').slice(0, 160) || 'nothing archived'}${errors.length ? `; errors: ${errors.join(' | ')}` : ''})`;
         }));

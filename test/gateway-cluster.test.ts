@@ -4,7 +4,7 @@ import net, { type AddressInfo, type Socket as NetSocket } from 'node:net';
 import { io, type Socket } from 'socket.io-client';
 import { startGateway } from './support/app-processes.js';
 import { assertWellFormedRun, chatOverSocket } from './support/chat-clients.js';
-import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
+import { EventCollector, sendChat, waitUntil, runEvent } from './support/event-waits.js';
 import { isRunning, processTable } from './support/process-tree.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -98,7 +98,7 @@ describe('a gateway of two processes on one port (DATAAGENT_WORKERS=2)', () => {
     const socket = await connectTo(a!);
     const events = new EventCollector(socket);
     const ack = await sendChat(socket, { message: '[[chunks:500]] [[slow:20]]' });
-    await events.next((e) => e.run_id === ack.run_id && e.event_type === 'text');
+    await events.next(runEvent(ack.run_id, 'text'));
     const rest = await restOn(b!);
     try {
       const answer = await rest.call('POST', `/chat/${ack.session_id}/cancel`);

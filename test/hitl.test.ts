@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { redisKeys } from '#transport/redis-keys.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { EventCollector, sendChat, sendMessage, runEvent } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 const write = (path: string, content = 'hello') => `[[tool:write_file {"path":"${path}","content":"${content}"}]]`;
@@ -28,10 +28,10 @@ describe('human in the loop', () => {
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: write('files/approved.txt') });
-      const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       expect(request.action_request).toMatchObject({ name: 'write_file', args: { path: 'files/approved.txt' } });
       // DATAAGENT_HITL_TIMEOUT (20 s) from the moment it was asked: what a client counts down.
-      const timeLeft = Date.parse(String(request.expires_at)) - Date.parse(request.timestamp);
+      const timeLeft = Date.parse(request.expires_at ?? '') - Date.parse(request.timestamp);
       expect(timeLeft).toBeGreaterThan(19_000);
       expect(timeLeft).toBeLessThanOrEqual(20_000);
       expect(existsSync(fileOf('files/approved.txt'))).toBe(false);
@@ -61,7 +61,7 @@ describe('human in the loop', () => {
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: write('files/rejected.txt') });
-      const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       const answer = await sendMessage(socket, 'hitl_decision', { request_id: request.request_id, decision: 'reject', message: 'not now' });
       expect(answer).toMatchObject({ ok: true, accepted: true });
       const done = await events.done(ack.run_id);
@@ -82,7 +82,7 @@ describe('human in the loop', () => {
     const events = new EventCollector(socket);
     try {
       const first = await sendChat(socket, { message: write('files/all-1.txt') });
-      const request = await events.next((e) => e.run_id === first.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(first.run_id, 'hitl_request'));
       await sendMessage(socket, 'hitl_decision', { request_id: request.request_id, decision: 'approve_all' });
       expect((await events.done(first.run_id)).cancelled).toBe(false);
       const second = await sendChat(socket, { message: write('files/all-2.txt'), session_id: first.session_id });
@@ -104,7 +104,7 @@ describe('human in the loop', () => {
     const events = new EventCollector(socket);
     try {
       const waiting = await Promise.all(Array.from({ length: 50 }, (_, i) => sendChat(socket, { message: write(`files/wait-${i}.txt`) })));
-      const requests = await Promise.all(waiting.map((w) => events.next((e) => e.run_id === w.run_id && e.event_type === 'hitl_request')));
+      const requests = await Promise.all(waiting.map((w) => events.next(runEvent(w.run_id, 'hitl_request'))));
       const streaming = await Promise.all(Array.from({ length: 10 }, () => sendChat(socket, { message: '[[chunks:30]]' })));
       for (const s of streaming) expect((await events.done(s.run_id)).cancelled).toBe(false);
       expect(waiting.every((w) => !events.ofRun(w.run_id).some((e) => e.event_type === 'done'))).toBe(true);
@@ -138,7 +138,7 @@ describe('human in the loop: timeout', () => {
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: write('files/late.txt') });
-      const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       const done = await events.done(ack.run_id);
       expect(done.cancelled).toBe(true);
       expect(events.ofRun(ack.run_id).find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'rejected' });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Socket } from 'socket.io-client';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, connectChat, type HttpAnswer } from './support/chat-clients.js';
-import { chatToDone, EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { chatToDone, EventCollector, sendChat, sendMessage, runEvent } from './support/event-waits.js';
 import { FAULT_SERVER, killRecordedServers } from './support/mcp-fault-servers.js';
 import { rawUpgrade } from './support/raw-http.js';
 import { TestSystem } from './support/system.js';
@@ -92,7 +92,7 @@ describe('two tenants attacking each other', () => {
     const socket = await connectChat(system.url, victim.key);
     const events = new EventCollector(socket);
     const ack = await sendChat(socket, { message: `${secret} [[tool:http_request {"url":"http://127.0.0.1:9/${secret}","method":"POST"}]]` });
-    const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+    const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
     socket.disconnect();
     const server = `vault_${victim.tenant}_${victim.user}`;
     const serverSecret = `Bearer ${secret}-token`;
@@ -104,7 +104,7 @@ describe('two tenants attacking each other', () => {
       run: String(done[0]!.run_id),
       pendingSession: ack.session_id,
       pendingRun: ack.run_id,
-      requestId: String(request.request_id),
+      requestId: request.request_id,
       server,
       serverSecret,
     };
@@ -189,8 +189,8 @@ describe('two tenants attacking each other', () => {
       await new Promise((r) => setTimeout(r, 100));
       probes++;
       // Refusals echo the ids the caller named; anything else about the victim's runs is a leak.
-      const refusal = (e: EventDict) => e.event_type === 'error' && /not_found$/.test(String(e.error_code)) && !JSON.stringify(e).includes(a.secret);
-      const foreign = seen.filter((e) => !refusal(e)).filter((e) => [a.session, a.pendingSession, a.run, a.pendingRun].includes(String(e.session_id)) || [a.run, a.pendingRun].includes(String(e.run_id)) || JSON.stringify(e).includes(a.secret));
+      const refusal = (e: EventDict) => e.event_type === 'error' && /not_found$/.test(e.error_code ?? '') && !JSON.stringify(e).includes(a.secret);
+      const foreign = seen.filter((e) => !refusal(e)).filter((e) => [a.session, a.pendingSession, a.run, a.pendingRun].includes(e.session_id) || [a.run, a.pendingRun].includes(e.run_id) || JSON.stringify(e).includes(a.secret));
       if (foreign.length > 0) leaks.push(`${label} socket received ${foreign.length} of the victim's events: ${JSON.stringify(foreign).slice(0, 600)}`);
     } finally {
       socket.disconnect();
@@ -226,7 +226,7 @@ describe('two tenants attacking each other', () => {
         const resumed = await sendMessage(socket, 'resume', { session_id: a.pendingSession, after_seq: 0 });
         expect({ victim: victim.name, ...resumed }).toEqual({ victim: victim.name, ok: true, session_id: a.pendingSession, run_id: a.pendingRun });
         expect(await sendMessage(socket, 'hitl_decision', { request_id: a.requestId, decision: 'reject', message: 'not now' })).toMatchObject({ ok: true });
-        const result = await events.next((e) => e.run_id === a.pendingRun && e.event_type === 'tool_result');
+        const result = await events.next(runEvent(a.pendingRun, 'tool_result'));
         expect(result.status).toBe('rejected');
         await events.done(a.pendingRun);
       } finally {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { EventDict, ToolResultEventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
 import { FAULT_SERVER, FaultRecord, killRecordedServers, startFaultHttp, type FaultEntry, type FaultHttpServer } from './support/mcp-fault-servers.js';
@@ -71,7 +71,7 @@ describe('MCP servers that fail', () => {
   interface CallOutcome {
     run: EventDict[];
     sessionId: string;
-    result: EventDict;
+    result: ToolResultEventDict;
     /** The tool message the model received in its next request. */
     toolMessage: string;
   }

@@ -65,7 +65,7 @@ describe('governed MCP calls', () => {
     try {
       if (approve) {
         socket.on('event', (e: EventDict) => {
-          if (e.event_type === 'hitl_request') void api(system.url, 'POST', `/hitl/${String(e.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
+          if (e.event_type === 'hitl_request') void api(system.url, 'POST', `/hitl/${e.request_id}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
         });
       }
       const ack = await sendChat(socket, { message });

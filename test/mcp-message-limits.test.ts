@@ -118,7 +118,7 @@ describe('MCP messages are bounded before they are parsed', () => {
       run,
       toolResult,
       after: after.find((e) => e.event_type === 'tool_result'),
-      callMs: Date.parse(String(toolResult.timestamp)) - Date.parse(String(call.timestamp)),
+      callMs: Date.parse(toolResult.timestamp) - Date.parse(call.timestamp),
       idleMs: Math.max(...idle),
       loadedMs: Math.max(...loaded),
       loadedChats: loaded.length,

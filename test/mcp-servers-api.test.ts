@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
+import type { UserEvent } from '#transport/user-event-bus.js';
 import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import type { GatewayProcess } from './support/app-processes.js';
@@ -241,7 +242,8 @@ describe('per-user MCP servers API', () => {
       await call('POST', '/users/alice/mcp-servers', ALICE, remote('github'));
       await call('PUT', '/users/alice/mcp-servers/github', ACME_ADMIN, remote('github', { disabled: true }));
       await call('DELETE', '/users/alice/mcp-servers/github', ALICE);
-      await aliceEvents.next((e) => changed(e) && e.change === 'deleted');
+      // User events reach the socket beside run events; the collector types only the latter.
+      await aliceEvents.next((e) => changed(e) && (e as unknown as UserEvent).change === 'deleted');
       const expected = (change: string) => ({ event_type: 'mcp_config_changed', server_name: 'github', change, timestamp: expect.any(String), session_id: '', run_id: '', seq: 0 });
       expect(aliceEvents.events.filter(changed)).toEqual(['created', 'updated', 'deleted'].map(expected));
       expect(await wsChanges).toEqual(['created', 'updated', 'deleted'].map(expected));

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat, continuedView } from './support/chat-clients.js';
-import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
+import { EventCollector, runEvent, sendChat, waitUntil } from './support/event-waits.js';
 import { lastUserText, type RecordedRequest, type ScriptStep } from './support/scripted-llm-server.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -114,7 +114,7 @@ async function killUnderLoad(point: Point) {
     const killedAt = new Map(runs.map((r) => [r.runId, events.ofRun(r.runId).at(-1)!.seq]));
 
     // Half the approvals arrive while no worker holds the runs; they apply when the runs continue.
-    const requestOf = (runId: string) => events.ofRun(runId).find((e) => e.event_type === 'hitl_request')!.request_id as string;
+    const requestOf = (runId: string) => events.ofRun(runId).find((e) => e.event_type === 'hitl_request')!.request_id;
     const approve = async (runId: string) => {
       const decided = await api(system.url, 'POST', `/hitl/${encodeURIComponent(requestOf(runId))}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
       expect(decided.status).toBe(200);
@@ -127,7 +127,7 @@ async function killUnderLoad(point: Point) {
     if (point === 'hitl') {
       // The rest are asked again by the new worker, under the same request id, and approved then.
       for (const r of runs.slice(RUNS / 2)) {
-        const again = await events.next((e) => e.run_id === r.runId && e.event_type === 'hitl_request' && e.seq > killedAt.get(r.runId)!, 30_000);
+        const again = await events.next(runEvent(r.runId, 'hitl_request', (e) => e.seq > killedAt.get(r.runId)!), 30_000);
         expect(again.request_id).toBe(requestOf(r.runId));
         await approve(r.runId);
       }
@@ -208,7 +208,7 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
       await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).filter((e) => e.event_type === 'text').length >= 3), 30_000);
       frozen.proc.kill('SIGSTOP');
       await system.addWorker({ DATAAGENT_WORKER_ID: 'rescuer' });
-      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.error_code === 'worker_lost')), 30_000);
+      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.event_type === 'error' && e.error_code === 'worker_lost')), 30_000);
       // Woken with its model streams still buffered and its locks gone: it must not write again.
       frozen.proc.kill('SIGCONT');
       await Promise.all(runs.map((r) => events.done(r.run_id, 60_000)));

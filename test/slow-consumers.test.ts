@@ -55,14 +55,14 @@ async function stalledSse(url: string, runId: string): Promise<Stalled> {
       for (const block of text.split('\n\n')) {
         const data = /^data: (.*)$/m.exec(block)?.[1];
         if (!data) continue;
-        let parsed: Record<string, unknown>;
+        let parsed: EventDict;
         try {
-          parsed = JSON.parse(data);
+          parsed = JSON.parse(data) as EventDict;
         } catch {
           continue; // a block cut by the drop
         }
-        if (parsed.error_code === 'slow_consumer') reason = 'slow_consumer';
-        else if (typeof parsed.seq === 'number' && parsed.seq > 0) events.push(parsed as EventDict);
+        if (parsed.event_type === 'error' && parsed.error_code === 'slow_consumer') reason = 'slow_consumer';
+        else if (parsed.seq > 0) events.push(parsed);
       }
       return { events, reason };
     },
@@ -151,7 +151,7 @@ describe('clients that stop reading are dropped, not buffered without bound', ()
     // The same stream with nobody stalled, for the latency a reading client sees anyway.
     const lagMs: number[] = [];
     owner.on('event', (event: EventDict) => {
-      const stamp = typeof event.content === 'string' ? /⟨t=([\d.]+)⟩/.exec(event.content)?.[1] : undefined;
+      const stamp = event.event_type === 'text' ? /⟨t=([\d.]+)⟩/.exec(event.content)?.[1] : undefined;
       if (stamp) lagMs.push(performance.timeOrigin + performance.now() - Number(stamp));
     });
     const quiet = await sendChat(owner, { message: `[[slow:1]] [[stamp]] [[chunks:500]] [[pad:${PAD}]]` });

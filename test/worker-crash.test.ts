@@ -1,4 +1,3 @@
-import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat, continuedView } from './support/chat-clients.js';
 import { EventCollector, sendChat } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
@@ -26,7 +25,7 @@ describe('a worker killed mid-run', () => {
       expect(done.cancelled).toBe(false);
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
-      const starts = run.filter((e) => e.event_type === 'run_started').map((e: EventDict) => e.worker_id);
+      const starts = run.filter((e) => e.event_type === 'run_started').map((e) => e.worker_id);
       expect(starts).toEqual(['doomed']);
       const lost = run.filter((e) => e.event_type === 'error');
       expect(lost).toEqual([expect.objectContaining({ error_code: 'worker_lost', recoverable: true, resume_after_seq: expect.any(Number) })]);

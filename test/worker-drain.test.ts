@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat, continuedView } from './support/chat-clients.js';
-import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
+import { EventCollector, runEvent, sendChat, waitUntil } from './support/event-waits.js';
 import { lastUserText, type RecordedRequest, type ScriptStep } from './support/scripted-llm-server.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -71,9 +71,9 @@ describe('SIGTERM to a worker under load', () => {
       // Asked again by the other worker under the same request id; approved there.
       for (const r of of('approval')) {
         const first = events.ofRun(r.runId).find((e) => e.event_type === 'hitl_request')!;
-        const again = await events.next((e) => e.run_id === r.runId && e.event_type === 'hitl_request' && e.seq > first.seq, 30_000);
+        const again = await events.next(runEvent(r.runId, 'hitl_request', (e) => e.seq > first.seq), 30_000);
         expect(again.request_id).toBe(first.request_id);
-        const decided = await api(system.url, 'POST', `/hitl/${encodeURIComponent(String(again.request_id))}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
+        const decided = await api(system.url, 'POST', `/hitl/${encodeURIComponent(again.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
         expect(decided.status).toBe(200);
       }
       await Promise.all(runs.map((r) => events.done(r.runId, 60_000)));

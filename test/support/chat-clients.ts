@@ -82,8 +82,9 @@ export async function api<T = any>(baseUrl: string, method: string, path: string
 export function continuedView(events: EventDict[]): EventDict[] {
   let kept: EventDict[] = [];
   for (const event of events) {
-    if (event.event_type === 'error' && event.error_code === 'worker_lost' && typeof event.resume_after_seq === 'number') {
-      kept = kept.filter((e) => e.seq <= (event.resume_after_seq as number));
+    if (event.event_type === 'error' && event.error_code === 'worker_lost' && event.resume_after_seq !== undefined) {
+      const after = event.resume_after_seq;
+      kept = kept.filter((e) => e.seq <= after);
     }
     kept.push(event);
   }

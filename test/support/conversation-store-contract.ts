@@ -499,9 +499,8 @@ export function conversationStoreContract(open: OpenStore): void {
   describe('run events', () => {
     it('lists events after a seq, in order', async () => {
       const runId = randomUUID();
-      const toolCall: EventDict = { ...textEvent(runId, 3), event_type: 'tool_call', tool_name: 'sql', tool_args: { q: 'ü 😀' }, tool_call_id: 'c1' };
-      delete toolCall.content;
-      delete toolCall.is_final;
+      const { timestamp, session_id } = textEvent(runId, 3);
+      const toolCall: EventDict = { event_type: 'tool_call', timestamp, session_id, run_id: runId, seq: 3, tool_name: 'sql', tool_args: { q: 'ü 😀' }, tool_call_id: 'c1' };
       const batch = [textEvent(runId, 1), textEvent(runId, 2), toolCall, textEvent(runId, 4)];
       await store.events.appendBatch(runId, batch);
       expect(await store.events.list(runId, 0)).toEqual(batch);

@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io-client';
 import { assertWellFormedRun, connectChat } from './chat-clients.js';
-import type { EventDict } from '#core/events/execution-event.js';
+import { isEventOf, type DoneEventDict, type EventDict, type EventDictOf, type EventType } from '#core/events/execution-event.js';
 
 /** Collects every event a socket receives, and resolves waits on them as they arrive. */
 export class EventCollector {
@@ -19,7 +19,9 @@ export class EventCollector {
     });
   }
 
-  /** The first event (already received or future) that matches. */
+  /** The first event (already received or future) that matches; of the type `match` narrows to, if it does. */
+  next<E extends EventDict>(match: (e: EventDict) => e is E, timeoutMs?: number): Promise<E>;
+  next(match: (e: EventDict) => boolean, timeoutMs?: number): Promise<EventDict>;
   next(match: (e: EventDict) => boolean, timeoutMs = 30_000): Promise<EventDict> {
     const seen = this.events.find(match);
     if (seen) return Promise.resolve(seen);
@@ -33,9 +35,14 @@ export class EventCollector {
     return this.events.filter((e) => e.run_id === runId);
   }
 
-  done(runId: string, timeoutMs?: number): Promise<EventDict> {
-    return this.next((e) => e.run_id === runId && e.event_type === 'done', timeoutMs);
+  done(runId: string, timeoutMs?: number): Promise<DoneEventDict> {
+    return this.next(runEvent(runId, 'done'), timeoutMs);
   }
+}
+
+/** A match for {@link EventCollector.next}: the run's event of `type` (typed as one) for which `also` holds. */
+export function runEvent<T extends EventType>(runId: string, type: T, also: (e: EventDictOf<T>) => boolean = () => true): (e: EventDict) => e is EventDictOf<T> {
+  return (e: EventDict): e is EventDictOf<T> => e.run_id === runId && isEventOf(e, type) && also(e);
 }
 
 /** Sends a chat and returns its ack ({ok, session_id, run_id}). */
