@@ -35,7 +35,10 @@ export class ChatStore {
   /** Set once connected: a later disconnect is shown as such until the reconnect. */
   wasConnected = false;
   connectionError = null;
-  /** The last gateway error event per error_code: a refused message's ack names the code only. */
+  /**
+   * The last gateway error event per error_code: a refused message's ack names the code only.
+   * @type {Map<string, Pick<import('./events.js').ErrorEventBody, 'error' | 'recoverable' | 'details'>>}
+   */
   gatewayErrors = new Map();
   persistQueued = false;
 
@@ -294,6 +297,7 @@ export class ChatStore {
     };
   }
 
+  /** @param {import('./events.js').SocketEvent} event */
   onEvent(event) {
     if (event.event_type === 'mcp_config_changed') {
       this.hooks.onUserEvent(event);

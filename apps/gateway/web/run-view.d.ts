@@ -1,10 +1,12 @@
 /** Types of run-view.js for its spec (the UI itself is plain JavaScript, served as it is). */
+import type { ActionRequest, EventDict, TodoItem, ToolResultStatus } from './events.js';
+
 export interface ToolBlock {
   kind: 'tool';
   id: string;
   name: string;
   args: Record<string, unknown>;
-  status: string;
+  status: ToolResultStatus | 'running';
   result: unknown;
   content: unknown;
   awaitingApproval?: boolean;
@@ -13,12 +15,12 @@ export type Block =
   | { kind: 'text'; text: string }
   | ToolBlock
   | { kind: 'diff'; operation: string; path: string; diff: string; stats: { additions: number; deletions: number } }
-  | { kind: 'todos'; todos: Array<{ content: string; status: string }> }
+  | { kind: 'todos'; todos: TodoItem[] }
   | { kind: 'error'; message: string; code: string | null; recoverable: boolean; continues: boolean };
 export interface ApprovalQuestion {
   requestId: string;
   toolCallId: string | null;
-  action: { name: string; args: Record<string, unknown>; description?: string };
+  action: ActionRequest;
   expiresAt: string | null;
   answered: boolean;
 }
@@ -28,16 +30,18 @@ export interface Turn {
   status: 'streaming' | 'done' | 'cancelled' | 'failed';
   started: boolean;
   reason: string | null;
+  /** Set by a non-recoverable error: the run's done then shows it failed. */
+  failed?: boolean;
   lastSeq: number;
-  events: Array<Record<string, unknown>>;
+  events: EventDict[];
   blocks: Block[];
   hitl: ApprovalQuestion[];
 }
 export type HistoryItem = { kind: 'user'; key: string; text: string; runId: string | null } | { kind: 'turn'; key: string; turn: Turn };
 
 export function newTurn(runId: string, sessionId: string): Turn;
-export function applyEvent(turn: Turn, event: Record<string, unknown> & { seq: number; event_type: string }): 'applied' | 'duplicate' | 'gap';
-export function foldEvents(runId: string, sessionId: string, events: Array<Record<string, unknown> & { seq: number; event_type: string }>): Turn;
+export function applyEvent(turn: Turn, event: EventDict): 'applied' | 'duplicate' | 'gap';
+export function foldEvents(runId: string, sessionId: string, events: EventDict[]): Turn;
 export function pendingApprovals(turn: Turn): ApprovalQuestion[];
 export function historyItems(messages: Array<Record<string, unknown>>, liveRunIds?: Set<string>): HistoryItem[];
 export function shortArgs(args: unknown, max?: number): string;

@@ -1,12 +1,26 @@
+// @ts-check
 /**
  * What the chat shows of a run, folded from its events (the README's Events table), and of the
  * stored history. Pure: no DOM and no network, so it is unit tested beside this file.
+ *
+ * @typedef {import('./events.js').EventDict} EventDict
+ * @typedef {import('./events.js').ToolResultStatus} ToolResultStatus
+ * @typedef {import('./run-view.js').Turn} Turn
  */
 
-/** Tool statuses a card shows as they are; anything else still running when the run ends is `cancelled`. */
-const FINAL_TOOL_STATUSES = new Set(['success', 'error', 'timeout', 'rejected', 'cancelled', 'interrupted']);
+/**
+ * Tool statuses a card shows as they are (every ToolResultStatus: the spec holds the two lists
+ * together); anything else still running when the run ends is `cancelled`.
+ * @type {Set<string>}
+ */
+const FINAL_TOOL_STATUSES = new Set(/** @satisfies {ToolResultStatus[]} */ (['success', 'error', 'timeout', 'rejected', 'cancelled', 'interrupted']));
 
-/** A run with nothing shown yet. */
+/**
+ * A run with nothing shown yet.
+ * @param {string} runId
+ * @param {string} sessionId
+ * @returns {Turn}
+ */
 export function newTurn(runId, sessionId) {
   return { runId, sessionId, status: 'streaming', started: false, reason: null, lastSeq: 0, events: [], blocks: [], hitl: [] };
 }
@@ -15,13 +29,16 @@ export function newTurn(runId, sessionId) {
  * Adds one of the run's events to the turn.
  * @returns `applied`; `duplicate` for a seq already seen (a replay after a resume); `gap` when
  *   events before it are missing: the caller resumes after `turn.lastSeq` and drops this one.
+ * @param {Turn} turn
+ * @param {EventDict} event
  */
 export function applyEvent(turn, event) {
   if (event.seq <= turn.lastSeq) return 'duplicate';
   if (event.seq > turn.lastSeq + 1) return 'gap';
   if (event.event_type === 'error' && event.error_code === 'worker_lost' && typeof event.resume_after_seq === 'number') {
     // Another worker redoes the step cut mid-way: what it had shown after resume_after_seq goes.
-    const kept = turn.events.filter((e) => e.seq <= event.resume_after_seq);
+    const after = event.resume_after_seq;
+    const kept = turn.events.filter((e) => e.seq <= after);
     Object.assign(turn, newTurn(turn.runId, turn.sessionId));
     for (const e of kept) fold(turn, e);
   }
@@ -29,7 +46,12 @@ export function applyEvent(turn, event) {
   return 'applied';
 }
 
-/** A turn rebuilt from events kept earlier (a reload mid-stream). */
+/**
+ * A turn rebuilt from events kept earlier (a reload mid-stream).
+ * @param {string} runId
+ * @param {string} sessionId
+ * @param {EventDict[]} events
+ */
 export function foldEvents(runId, sessionId, events) {
   const turn = newTurn(runId, sessionId);
   for (const event of events) applyEvent(turn, event);
@@ -42,6 +64,10 @@ export function pendingApprovals(turn) {
   return turn.hitl.filter((h) => !h.answered);
 }
 
+/**
+ * @param {Turn} turn
+ * @param {EventDict} event
+ */
 function fold(turn, event) {
   turn.events.push(event);
   turn.lastSeq = event.seq;

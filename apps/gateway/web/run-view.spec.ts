@@ -1,9 +1,13 @@
+import { TOOL_RESULT_STATUSES } from '#core/events/execution-event.js';
+import type { EventDict, EventDictOf, EventType } from './events.js';
 import { applyEvent, diffLines, foldEvents, historyItems, newTurn, pendingApprovals, shortArgs, type ToolBlock, type Turn } from './run-view.js';
 
 const RUN = 'run-1';
 let seq = 0;
-const ev = (event_type: string, fields: Record<string, unknown> = {}) => ({ event_type, session_id: 's1', run_id: RUN, timestamp: '', seq: ++seq, ...fields });
-const fold = (...events: ReturnType<typeof ev>[]) => foldEvents(RUN, 's1', events);
+// Only the fields a case needs: the UI must cope with what it is given.
+const ev = <T extends EventType>(event_type: T, fields: Partial<EventDictOf<T>> = {}) =>
+  ({ event_type, session_id: 's1', run_id: RUN, timestamp: '', seq: ++seq, ...fields }) as EventDictOf<T>;
+const fold = (...events: EventDict[]) => foldEvents(RUN, 's1', events);
 const texts = (turn: Turn) => turn.blocks.filter((b) => b.kind === 'text').map((b) => (b as { text: string }).text);
 const tools = (turn: Turn) => turn.blocks.filter((b): b is ToolBlock => b.kind === 'tool');
 
@@ -83,6 +87,15 @@ describe('a run folded from its events', () => {
     expect(turn.status).toBe('cancelled');
     expect(tools(turn)[0].status).toBe('cancelled');
     expect(pendingApprovals(turn)).toEqual([]);
+  });
+
+  it.each(TOOL_RESULT_STATUSES.map((status) => [status]))('keeps a call that ended %s as it ended once the run is done', (status) => {
+    const turn = fold(
+      ev('tool_call', { tool_name: 'ls', tool_args: {}, tool_call_id: 'c1' }),
+      ev('tool_result', { tool_call_id: 'c1', status, result: null }),
+      ev('done', { cancelled: false }),
+    );
+    expect(tools(turn)[0].status).toBe(status);
   });
 
   it('marks a run with an unrecoverable error failed, and keeps one todo list updated in place', () => {

@@ -54,6 +54,7 @@ function iconOf(name) {
   return TOOL_ICONS.find(([pattern]) => pattern.test(name))?.[1] ?? 'tool';
 }
 
+/** @type {Record<import('./events.js').ToolResultStatus | 'running', string>} */
 const STATUS_LABELS = { running: 'running', success: 'done', error: 'failed', timeout: 'timed out', rejected: 'rejected', cancelled: 'cancelled', interrupted: 'interrupted' };
 
 function ToolCard({ tool }) {

@@ -225,7 +225,9 @@ export class ToolCallEvent extends ExecutionEvent<ToolCallEventDict> {
 }
 
 /** `interrupted`: the worker running the call died before its result was recorded; whether it took effect is unknown. */
-export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'interrupted';
+export const TOOL_RESULT_STATUSES = ['success', 'error', 'timeout', 'rejected', 'cancelled', 'interrupted'] as const;
+
+export type ToolResultStatus = (typeof TOOL_RESULT_STATUSES)[number];
 
 export class ToolResultEvent extends ExecutionEvent<ToolResultEventDict> {
   readonly eventType = 'tool_result';
