@@ -439,7 +439,7 @@ function isQuietContinuation(taken: Extract<TakenRun, { sealed: false }>): boole
 
 /** An event's identity for replay: what it says, not when it was made. */
 function sameEvent(a: EventDict, b: EventDict): boolean {
-  const strip = ({ seq: _seq, timestamp: _at, expires_at: _expires, ...rest }: EventDict) => JSON.stringify(rest);
+  const strip = ({ seq: _seq, timestamp: _at, expires_at: _expires, ...rest }: EventDict & { expires_at?: string }) => JSON.stringify(rest);
   return strip(a) === strip(b);
 }
 
