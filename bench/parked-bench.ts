@@ -9,7 +9,7 @@
 import type { Socket } from 'socket.io-client';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, connectChat } from '#test/support/chat-clients.js';
-import { EventCollector, sendChat } from '#test/support/event-waits.js';
+import { EventCollector, runEvent, sendChat } from '#test/support/event-waits.js';
 import { startBenchStack } from './bench-stack.js';
 import { summarize, type LatencySummary } from './percentiles.js';
 import { Teardown } from './teardown.js';
@@ -76,14 +76,14 @@ async function variant(teardown: Teardown, log: (line: string) => void, env: Nod
     const idle = await timeChats(bob, bobEvents, BOB_CHATS);
 
     const waiting = await Promise.all(Array.from({ length: WAITING }, (_, i) => sendChat(alice, { message: `[[tool:write_file {"path":"bench/parked-${i}.txt","content":"x"}]]` })));
-    const requests = await Promise.all(waiting.slice(0, asking).map((w) => aliceEvents.next((e) => e.run_id === w.run_id && e.event_type === 'hitl_request', 60_000)));
+    const requests = await Promise.all(waiting.slice(0, asking).map((w) => aliceEvents.next(runEvent(w.run_id, 'hitl_request'), 60_000)));
     // Parking happens right after the question goes out; a moment for the last jobs to leave their slots.
     await new Promise((r) => setTimeout(r, 500));
     const beside = await timeChats(bob, bobEvents, BOB_CHATS);
     if (asking < WAITING) return { idle: idle.started, beside: beside.started, notStarted: beside.notStarted, sent: beside.sent };
 
     const approving = Date.now();
-    await Promise.all(requests.map((r) => api(url, 'POST', `/hitl/${encodeURIComponent(String(r.request_id))}`, { apiKey: ALICE_KEY, body: { decision: 'approve' } })));
+    await Promise.all(requests.map((r) => api(url, 'POST', `/hitl/${encodeURIComponent(r.request_id)}`, { apiKey: ALICE_KEY, body: { decision: 'approve' } })));
     const ended = await Promise.all(waiting.map((w) => aliceEvents.done(w.run_id, 60_000).then(() => true, () => false)));
     const approveAllMs = ended.every(Boolean) ? Date.now() - approving : NaN;
     return { idle: idle.started, beside: beside.started, notStarted: beside.notStarted, sent: beside.sent, approveAllMs };

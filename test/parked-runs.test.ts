@@ -7,7 +7,7 @@ import type { MysqlConfig } from '#core/config/settings.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { api, assertWellFormedRun, connectChat, continuedView } from './support/chat-clients.js';
 import { mysqlSettings } from './support/databases.js';
-import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
+import { EventCollector, runEvent, sendChat, waitUntil } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 const write = (path: string) => `[[tool:write_file {"path":"${path}","content":"parked"}]]`;
@@ -41,7 +41,7 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
     const store = await createConversationStore('mysql', { ...mysqlSettings(system.env), poolSize: 2 } as MysqlConfig);
     try {
       const waiting = await Promise.all(Array.from({ length: 50 }, (_, i) => sendChat(alice, { message: write(`files/parked-${i}.txt`) })));
-      const requests = await Promise.all(waiting.map((w) => events.next((e) => e.run_id === w.run_id && e.event_type === 'hitl_request', 60_000)));
+      const requests = await Promise.all(waiting.map((w) => events.next(runEvent(w.run_id, 'hitl_request'), 60_000)));
       // Parked: every job left the active set (delayed until its question expires), and every row says waiting.
       await waitUntil(async () => (await queue.depth()).delayed === 50, 30_000);
       expect((await queue.depth()).active).toBe(0);
@@ -55,7 +55,7 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
 
       // Any worker continues them: a second one joins, and the first is killed while they continue.
       await system.addWorker({ DATAAGENT_WORKER_ID: 'second', DATAAGENT_WORKER_CONCURRENCY: '5' });
-      const decided = await Promise.all(requests.map((r) => api(system.url, 'POST', `/hitl/${encodeURIComponent(String(r.request_id))}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } })));
+      const decided = await Promise.all(requests.map((r) => api(system.url, 'POST', `/hitl/${encodeURIComponent(r.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } })));
       expect(decided.map((d) => d.status)).toEqual(requests.map(() => 200));
       await waitUntil(() => waiting.filter((w) => events.ofRun(w.run_id).some((e) => e.event_type === 'done')).length >= 5, 30_000);
       await system.workers[0]!.kill();
@@ -90,7 +90,7 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: write('files/cancelled.txt') });
-      const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       await waitUntil(async () => (await queue.jobState(ack.run_id)) === 'delayed', 20_000);
       const answer = await api(system.url, 'POST', `/chat/${ack.session_id}/cancel`, { apiKey: TEST_API_KEY });
       expect(answer.body).toMatchObject({ cancelled: true, run_ids: [ack.run_id] });
@@ -101,7 +101,7 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
       expect(kinds(run)).toEqual(['run_queued', 'run_started', 'tool_call', 'hitl_request', 'tool_result', 'done']);
       expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'cancelled', tool_call_id: run.find((e) => e.event_type === 'tool_call')!.tool_call_id });
       // The question is closed; the job is gone; nothing is written.
-      const late = await api(system.url, 'POST', `/hitl/${encodeURIComponent(String(request.request_id))}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
+      const late = await api(system.url, 'POST', `/hitl/${encodeURIComponent(request.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
       expect(late.status).toBe(409);
       expect(late.body.details.status).toBe('cancelled');
       expect(await queue.jobState(ack.run_id)).toBe('unknown');
@@ -130,11 +130,11 @@ describe('a parked run’s expiry', () => {
     const queue = new RunQueue(redis, system.env.DATAAGENT_QUEUE_NAME!);
     try {
       const ack = await sendChat(socket, { message: write('files/expired.txt') });
-      const request = await events.next((e) => e.run_id === ack.run_id && e.event_type === 'hitl_request');
+      const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       await waitUntil(async () => (await queue.jobState(ack.run_id)) === 'delayed', 20_000);
       // No worker at all while it waits: the expiry is the queue's, not a timer in some process.
       await system.workers[0]!.stop();
-      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(String(request.expires_at)) - Date.now()) + 200));
+      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(request.expires_at ?? '') - Date.now()) + 200));
       expect(events.ofRun(ack.run_id).some((e) => e.event_type === 'done')).toBe(false);
       await system.addWorker();
       const done = await events.done(ack.run_id, 30_000);
@@ -143,7 +143,7 @@ describe('a parked run’s expiry', () => {
       assertWellFormedRun(run);
       expect(kinds(run)).toEqual(['run_queued', 'run_started', 'tool_call', 'hitl_request', 'tool_result', 'done']);
       expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'rejected' });
-      const late = await api(system.url, 'POST', `/hitl/${encodeURIComponent(String(request.request_id))}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
+      const late = await api(system.url, 'POST', `/hitl/${encodeURIComponent(request.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
       expect(late.status).toBe(409);
       expect(late.body.details.status).toBe('timeout');
       expect(existsSync(join(system.dataDir, 'workspaces', 'acme', 'alice', 'files/expired.txt'))).toBe(false);
