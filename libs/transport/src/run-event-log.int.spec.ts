@@ -6,7 +6,7 @@ import { harnessRedisUrl } from '#test/support/harness-redis.js';
 import { createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 import { RunEventLog, type AppendResult } from './run-event-log.js';
-import { RunLedger, type StoredStep } from './run-ledger.js';
+import { RunFencedError, RunLedger, type StoredStep } from './run-ledger.js';
 
 /** The run event log's Lua script against the harness Redis. Every test uses its own runs. */
 
@@ -235,7 +235,7 @@ describe('RunEventLog (Redis)', () => {
     const ledger = new RunLedger(conns[1], 600);
     await logs[0].append(event(sessionId, runId, 'run_queued'));
     const first = await ledger.take(runId);
-    expect(first).toEqual({ sealed: false, epoch: 1, events: [expect.objectContaining({ seq: 1, event_type: 'run_queued' })], steps: [] });
+    expect(first).toEqual({ sealed: false, epoch: 1, events: [expect.objectContaining({ seq: 1, event_type: 'run_queued' })], steps: [], cancelled: false });
     await logs[0].append(event(sessionId, runId, 'run_started'), 1);
     await ledger.recordStep(runId, 1, { seq: 2, message: { role: 'user', content: 'hi' } as StoredStep['message'] });
     const second = await ledger.take(runId);
@@ -245,6 +245,28 @@ describe('RunEventLog (Redis)', () => {
     await logs[0].append(event(sessionId, runId, 'done'), 2);
     expect(await ledger.take(runId)).toEqual({ sealed: true });
     expect(await conns[0].get(redisKeys.runOwner(runId))).toBe('2');
+  });
+
+  it('keeps a parked run’s wait for the next taker alone, fenced by the parking worker’s epoch, with the cancel record', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    const ledger = new RunLedger(conns[1], 600);
+    await logs[0].append(event(sessionId, runId, 'run_queued'));
+    const { epoch } = (await ledger.take(runId)) as { epoch: number };
+    const wait = { requestId: 'q', toolCallId: 'c1', until: Date.now() + 1000, seq: 1 };
+    await expect(ledger.park(runId, epoch + 1, wait)).rejects.toThrow(RunFencedError);
+    await ledger.park(runId, epoch, wait);
+    expect(await ledger.parkedOf(runId)).toEqual(wait);
+    await logs[0].requestCancel(runId);
+    expect(await ledger.take(runId)).toMatchObject({ sealed: false, epoch: epoch + 1, parked: wait, cancelled: true });
+    // Taken once: a later taker finds no wait (it was consumed by the worker that continued the run).
+    expect(await ledger.take(runId)).not.toHaveProperty('parked');
+    // A closing event gets past the cancel record; an ordinary one does not; the done seals it and drops the wait key.
+    expect((await logs[0].append(event(sessionId, runId, 'text'))).status).toBe('cancelled');
+    expect((await logs[0].append(event(sessionId, runId, 'tool_result'), undefined, true)).status).toBe('appended');
+    await ledger.park(runId, epoch + 2, wait);
+    await logs[0].append(event(sessionId, runId, 'done'));
+    expect(await conns[0].ttl(redisKeys.runParked(runId))).toBeGreaterThan(0);
   });
 
   it('bounds an unfinished run by the active TTL from its first event, then keeps a finished run for the retention only', async () => {
