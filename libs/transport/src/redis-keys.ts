@@ -18,6 +18,10 @@ export const redisKeys = {
   runParked: (runId: string) => `da:run:{${runId}}:parked`,
   /** One worker sweeps for runs nobody holds at a time: this lease says which. */
   reaperLock: 'da:reaper:lock',
+  /** One worker archives idle workspaces of a root at a time, once an interval: the lease per root (a hash of its template). */
+  workspaceArchiveLease: (rootScope: string) => `da:workspace-archive:${rootScope}:lease`,
+  /** Prefix of the requests-per-minute counters (rate-limiter-flexible adds the tenant and user). */
+  quotaRequestsPerMinutePrefix: 'da:quota:rpm',
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */
   tenantRuns: (tenantId: string) => `da:tenant:{${tenantId}}:runs`,
   sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,

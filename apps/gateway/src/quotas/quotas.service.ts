@@ -5,6 +5,7 @@ import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import type { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
+import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
 import { REDIS, STORE, TENANTS } from '../infra/tokens.js';
 
@@ -90,7 +91,7 @@ export class Quotas {
   private limiter(points: number): RateLimiterRedis {
     let limiter = this.limiters.get(points);
     if (!limiter) {
-      limiter = new RateLimiterRedis({ storeClient: this.redis, keyPrefix: 'da:quota:rpm', points, duration: 60 });
+      limiter = new RateLimiterRedis({ storeClient: this.redis, keyPrefix: redisKeys.quotaRequestsPerMinutePrefix, points, duration: 60 });
       this.limiters.set(points, limiter);
     }
     return limiter;

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
+import { redisKeys } from '#transport/redis-keys.js';
 import { findStaleWorkspaces } from '#core/workspace/stale-workspaces.js';
 import { archiveWorkspace } from '#core/workspace/workspace-archive.js';
 
@@ -40,7 +41,7 @@ export class WorkspaceArchiver {
 
   constructor(private readonly deps: WorkspaceArchiverDeps) {
     const scope = createHash('sha256').update(path.resolve(deps.rootTemplate)).digest('hex').slice(0, 16);
-    this.lease = `da:workspace-archive:${scope}:lease`;
+    this.lease = redisKeys.workspaceArchiveLease(scope);
   }
 
   /**
