@@ -95,7 +95,8 @@ function run(command, args, failure) {
 async function supervise() {
   // Imported here: they need node_modules and dist/, which the foreground has just made.
   const { ConfigError, flagName, loadConfig, parseFlags } = await import('#core/config/env.js');
-  const settings = await import('#core/config/settings.js');
+  const { GATEWAY_CONFIGS } = await import('../dist/apps/gateway/src/infra/gateway-config.js');
+  const { WORKER_CONFIGS } = await import('../dist/apps/worker/src/infra/worker-config.js');
   const { describeChatModel, missingModelSettings } = await import('#llm/create-chat-model.js');
   const services = await import('./local-services.mjs');
 
@@ -189,10 +190,10 @@ async function supervise() {
       return undefined;
     }
   };
-  // Every config class the apps load (server, redis, mysql, llm, worker, tools, ...).
-  const loaded = new Map(Object.values(settings).filter((v) => typeof v === 'function').map((ctor) => [ctor, load(ctor)]));
-  const server = loaded.get(settings.ServerConfig);
-  const llm = loaded.get(settings.LlmConfig);
+  // Every config class the apps load (server, redis, mysql, llm, worker, tools, ...), each once.
+  const loaded = new Map([...new Set([...Object.values(GATEWAY_CONFIGS), ...Object.values(WORKER_CONFIGS)])].map((ctor) => [ctor, load(ctor)]));
+  const server = loaded.get(GATEWAY_CONFIGS.server);
+  const llm = loaded.get(WORKER_CONFIGS.llm);
   // The worker would refuse them too, but only after the services had been started for nothing.
   if (llm) problems.push(...missingModelSettings(llm));
   if (graceMs === null) problems.push(`DATAAGENT_STOP_GRACE_MS: must be a whole number of milliseconds (got ${JSON.stringify(env.DATAAGENT_STOP_GRACE_MS)})`);
@@ -200,7 +201,7 @@ async function supervise() {
     complain(new ConfigError(problems).message);
     process.exit(2);
   }
-  if (loaded.get(settings.StoreConfig).sessionStore === 'memory') {
+  if (loaded.get(GATEWAY_CONFIGS.store).sessionStore === 'memory') {
     complain('DATAAGENT_SESSION_STORE=memory keeps history inside one process, but npm start runs the gateway and the worker as two processes: use mysql (the default).');
     process.exit(2);
   }

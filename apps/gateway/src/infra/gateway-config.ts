@@ -26,10 +26,15 @@ export interface GatewaySettings {
   version: string;
 }
 
+/**
+ * The config classes a gateway loads, by the name its settings give each (npm start checks them
+ * all before it starts anything). WorkerConfig only for the slots of one worker, which size a
+ * tenant's default share.
+ */
+export const GATEWAY_CONFIGS = { server: ServerConfig, log: LogConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, worker: WorkerConfig };
+
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
-  // WorkerConfig only for the slots of one worker, which size a tenant's default share.
-  const classes = { server: ServerConfig, log: LogConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, worker: WorkerConfig };
-  const { worker, ...settings } = loadConfigs(classes, env, argv);
+  const { worker, ...settings } = loadConfigs(GATEWAY_CONFIGS, env, argv);
   return { ...settings, tenantRunLimit: tenantRunLimit(settings.server, settings.tenancy, worker.concurrency), version };
 }
 

@@ -32,12 +32,27 @@ export interface WorkerSettings {
   sandbox: SandboxConfig;
 }
 
+/** The config classes a worker loads, by the name its settings give each (npm start checks them all before it starts anything). */
+export const WORKER_CONFIGS = {
+  worker: WorkerConfig,
+  log: LogConfig,
+  redis: RedisConfig,
+  mysql: MysqlConfig,
+  llm: LlmConfig,
+  tools: ToolsConfig,
+  storage: StorageConfig,
+  mcp: McpRuntimeConfig,
+  userMcp: McpConfig,
+  secrets: SecretsConfig,
+  store: StoreConfig,
+  workspace: WorkspaceConfig,
+  tenancy: TenancyConfig,
+  metrics: MetricsConfig,
+  sandbox: SandboxConfig,
+};
+
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {
-  const loaded = loadConfigs(
-    { worker: WorkerConfig, log: LogConfig, redis: RedisConfig, mysql: MysqlConfig, llm: LlmConfig, tools: ToolsConfig, storage: StorageConfig, mcp: McpRuntimeConfig, userMcp: McpConfig, secrets: SecretsConfig, store: StoreConfig, workspace: WorkspaceConfig, tenancy: TenancyConfig, metrics: MetricsConfig, sandbox: SandboxConfig },
-    env,
-    argv,
-  );
+  const loaded = loadConfigs(WORKER_CONFIGS, env, argv);
   const problems: string[] = [];
   // Two tenants' users of one name would share a workspace.
   const template = loaded.workspace.rootTemplate;
