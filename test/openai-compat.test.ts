@@ -146,4 +146,35 @@ describe('OpenAI-compatible API', () => {
     const models = await fetch(`${system.url}/v1/models`, { headers: { 'x-api-key': TEST_API_KEY } });
     expect(models.status).toBe(200);
   });
+
+  it("answers every /v1 path in OpenAI's shape: one model by id, an unknown model, an endpoint it does not offer", async () => {
+    expect(await client.models.retrieve('default')).toMatchObject({ id: 'default', object: 'model', owned_by: 'dataagent' });
+    await expect(client.models.retrieve('gpt-nope')).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'not_found_error' });
+    const embeddings = client.embeddings.create({ model: 'default', input: 'hi' });
+    await expect(embeddings).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(embeddings).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('POST /v1/chat/completions') });
+    const unknown = await fetch(`${system.url}/v1/responses`, { method: 'POST', headers: { 'x-api-key': TEST_API_KEY } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: { message: expect.not.stringContaining('/api/v1'), type: 'not_found_error', param: null, code: 'not_found' } });
+  });
+
+  it('lets a page read the session it can continue: CORS exposes X-DataAgent-Session', async () => {
+    const res = await fetch(`${system.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_API_KEY}`, origin: 'http://app.example.test' },
+      body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-dataagent-session')).toBeTruthy();
+    expect((res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/,\s*/)).toEqual(expect.arrayContaining(['x-dataagent-session', 'x-dataagent-run']));
+  });
+
+  it("never shows the client the LLM's internal address when the model fails", async () => {
+    const failed = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: '[[error:500]] broken' }] });
+    await expect(failed).rejects.toMatchObject({ status: expect.any(Number) });
+    const message = await failed.catch((err: Error) => err.message);
+    expect(message).toContain('500');
+    expect(message).not.toContain(system.llm.baseUrl);
+    expect(message).not.toContain('127.0.0.1');
+  });
 });

@@ -11,7 +11,8 @@ import { ApiExceptionFilter } from './common/api-exception.filter.js';
 import { validationError } from './common/validation.js';
 import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
 import { OriginPolicy } from './infra/origin-policy.js';
-import type { ApiError } from './common/api-error.js';
+import { ApiError } from './common/api-error.js';
+import { openAiErrorBody } from './openai-compat/openai-errors.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { startTracing } from '#telemetry/tracing.js';
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
   // The demo UI at `/`, behind the same Host/Origin check as the API.
   serveWebUi(app);
   // The OpenAI-compatible API lives where OpenAI clients look for it: /v1.
-  app.setGlobalPrefix('api/v1', { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }] });
+  app.setGlobalPrefix('api/v1', { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/models/:id', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }] });
   serveApiDocs(app, version);
   if (settings.server.bullBoard) serveQueueBoard(app, settings.tenancy.multiTenant);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));
@@ -100,6 +101,11 @@ async function main(): Promise<void> {
   await app.init();
   // Nest answers unknown routes under the prefix; everything else gets the same JSON error.
   app.use((req: Request, res: Response) => {
+    // Under /v1 the clients are OpenAI's: they read OpenAI's error shape, and /api/v1 is no hint for them.
+    if (req.path === '/v1' || req.path.startsWith('/v1/')) {
+      res.status(404).json(openAiErrorBody(new ApiError(404, 'not_found', `Cannot ${req.method} ${req.path}: the OpenAI-compatible API offers GET /v1/models, GET /v1/models/{id} and POST /v1/chat/completions`)));
+      return;
+    }
     res.status(404).json({ error_code: 'not_found', message: `Cannot ${req.method} ${req.path}: the API is under /api/v1`, details: {} });
   });
   await app.listen(server.port, server.host);

@@ -126,6 +126,8 @@ describe('AnthropicChatModel against a scripted Messages API server', () => {
     expect((error as Error).message).toContain('Overloaded');
     expect((error as Error).message).toContain(server.baseUrl);
     expect((error as Error).message).not.toContain(SECRET);
+    expect((error as LlmRequestError).publicMessage).not.toContain(server.baseUrl);
+    expect((error as LlmRequestError).publicMessage).toContain('Overloaded');
   });
 
   it('makes a rate limit (429) recoverable too, and an overloaded error event mid-stream', async () => {

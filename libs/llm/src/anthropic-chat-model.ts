@@ -156,7 +156,7 @@ export class AnthropicChatModel implements ChatModel {
       }
       // Aborted mid-stream, the SDK ends its iterator quietly instead of throwing.
       if (signal.aborted || watch.timedOut) throw this.failure(undefined, signal, watch.timedOut);
-      if (!stopped) throw new LlmRequestError(`LLM stream from ${this.where()} broke off before message_stop`);
+      if (!stopped) throw new LlmRequestError(`LLM stream from ${this.where()} broke off before message_stop`).withoutAddress(this.endpoint);
       if (calls.size > 0) {
         const complete: ToolCallRequest[] = [...calls.entries()]
           .sort(([a], [b]) => a - b)
@@ -179,6 +179,11 @@ export class AnthropicChatModel implements ChatModel {
    * @param timedOut the stage our timer expired in, if it did.
    */
   private failure(err: unknown, signal: AbortSignal, timedOut: 'connecting' | 'streaming' | undefined): Error {
+    const failure = this.describeFailure(err, signal, timedOut);
+    return failure instanceof LlmRequestError ? failure.withoutAddress(this.endpoint) : failure;
+  }
+
+  private describeFailure(err: unknown, signal: AbortSignal, timedOut: 'connecting' | 'streaming' | undefined): Error {
     if (signal.aborted) return abortError();
     const where = this.where();
     // Only an error the SDK threw is one of its classes; before it loaded there is none.

@@ -1,3 +1,4 @@
+import type { LlmRequestError } from '#core/llm/llm-request-error.js';
 import type { ChatMessage, ModelChunk, ToolSpec } from '#core/llm/chat-model.js';
 import { ScriptedLlmServer } from '#test/support/scripted-llm-server.js';
 import { OpenAIChatModel, toWireMessages } from './openai-chat-model.js';
@@ -217,6 +218,12 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
     expect(message).toContain('test-model');
     expect(message).not.toContain(SECRET);
     expect(JSON.stringify(error)).not.toContain(SECRET);
+    // What the person is shown keeps the status and the model, not the internal address.
+    const shown = (error as LlmRequestError).publicMessage;
+    expect(shown).toContain('500');
+    expect(shown).toContain('test-model');
+    expect(shown).not.toContain(server.baseUrl);
+    expect(shown).not.toContain('127.0.0.1');
   });
 
   it('makes a rate limit (429) a recoverable error, and a refused request not', async () => {

@@ -133,6 +133,11 @@ export class OpenAIChatModel implements ChatModel {
    * @param timedOut the stage our timer expired in, if it did.
    */
   private failure(err: unknown, signal: AbortSignal, timedOut: 'connecting' | 'streaming' | undefined): Error {
+    const failure = this.describeFailure(err, signal, timedOut);
+    return failure instanceof LlmRequestError ? failure.withoutAddress(this.endpoint) : failure;
+  }
+
+  private describeFailure(err: unknown, signal: AbortSignal, timedOut: 'connecting' | 'streaming' | undefined): Error {
     if (signal.aborted) return abortError();
     const where = `${this.endpoint} (model ${this.model})`;
     if (timedOut === 'connecting' || err instanceof APIConnectionTimeoutError) {

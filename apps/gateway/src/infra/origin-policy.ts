@@ -89,11 +89,13 @@ export class OriginPolicy {
   }
 
   /** Options for the `cors` middleware and Socket.IO's `cors`. */
-  corsOptions(): { origin: (origin: string | undefined, cb: (err: Error | null, allow?: boolean) => void) => void; credentials: boolean } {
+  corsOptions(): { origin: (origin: string | undefined, cb: (err: Error | null, allow?: boolean) => void) => void; credentials: boolean; exposedHeaders: string[] } {
     return {
       origin: (origin, cb) => cb(null, origin === undefined ? false : this.allowsOrigin(origin)),
       // Keys travel in a header, never in cookies: no page needs credentialed requests.
       credentials: false,
+      // A page continues an OpenAI-style conversation by the session these name, and backs off by Retry-After.
+      exposedHeaders: ['X-DataAgent-Session', 'X-DataAgent-Run', 'X-Request-Id', 'Retry-After'],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiDefaultResponse, ApiHeader, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Type } from 'class-transformer';
@@ -66,7 +66,15 @@ export class OpenAiCompatController {
   @Get('models')
   @ApiOperation({ summary: 'The assistants, as models' })
   models() {
-    return { object: 'list', data: BUILTIN_ASSISTANTS.map((a) => ({ id: a.id, object: 'model', created: 0, owned_by: 'dataagent' })) };
+    return { object: 'list', data: BUILTIN_ASSISTANTS.map((a) => asModel(a.id)) };
+  }
+
+  /** One assistant, as a model. @throws ApiError 404 `model_not_found`. */
+  @Get('models/:id')
+  @ApiOperation({ summary: 'One assistant, as a model' })
+  model(@Param('id') id: string) {
+    if (!findAssistant(id)) throw new ApiError(404, 'model_not_found', `The model "${id}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
+    return asModel(id);
   }
 
   /**
@@ -211,4 +219,8 @@ class AnswerText {
     this.text += piece;
     return piece;
   }
+}
+
+function asModel(id: string) {
+  return { id, object: 'model', created: 0, owned_by: 'dataagent' };
 }

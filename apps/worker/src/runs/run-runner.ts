@@ -5,6 +5,7 @@ import { RunHandoff, type ParkedWait } from '#core/engine/run-journal.js';
 import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engine/run-tools.js';
 import { AUTO_APPROVE, REFUSE_APPROVALS, type HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage, ChatModel } from '#core/llm/chat-model.js';
+import { LlmRequestError } from '#core/llm/llm-request-error.js';
 import type { Caller } from '#core/auth/caller.js';
 import { applyFeatures } from '#core/tenants/feature-gate.js';
 import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
@@ -247,7 +248,7 @@ export class RunRunner {
               [...(runTrace?.middleware ?? []), ...(meter ? [meter.middleware(new Set([...base.tools, ...equipped.tools].map((t) => t.name)))] : []), ...equipped.middleware, ...base.middleware],
               features,
             ),
-            model: instrumented(base.model, runTrace, meter),
+            model: instrumented(logged(base.model, job.runId, this.deps.logger), runTrace, meter),
           }
         : {}),
       ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
@@ -374,6 +375,21 @@ export class RunRunner {
 function instrumented(model: ChatModel, trace?: RunTrace, meter?: RunMeter): ChatModel {
   const traced = trace ? trace.model(model) : model;
   return meter ? meter.model(traced) : traced;
+}
+
+/** The model, with each failed request logged whole: the run's events leave the LLM's address out, the operator needs it. */
+function logged(model: ChatModel, runId: string, logger: RunRunnerDeps['logger']): ChatModel {
+  return {
+    id: model.id,
+    async *stream(request) {
+      try {
+        yield* model.stream(request);
+      } catch (err) {
+        if (err instanceof LlmRequestError) logger.warn({ run_id: runId, status: err.status, err: err.message }, 'LLM request failed');
+        throw err;
+      }
+    },
+  };
 }
 
 function callerOf(job: RunJobData): Caller {

@@ -64,7 +64,7 @@ export class AgentExecutor {
       } else if (err instanceof LlmRequestError && err.recoverable) {
         // The provider is busy, not the request wrong: the client may send it again, after retry_after.
         const code = err.status === 429 ? 'llm_rate_limited' : 'llm_overloaded';
-        yield new ErrorEvent(envelope, err.message, true, code, undefined, err.retryAfterSeconds);
+        yield new ErrorEvent(envelope, err.publicMessage, true, code, undefined, err.retryAfterSeconds);
       } else {
         yield new ErrorEvent(envelope, describeError(err), false, 'run_failed');
       }
@@ -294,7 +294,9 @@ function interruptedResult(name: string): Omit<ToolResult, 'status'> & { status:
   };
 }
 
+/** What the person is told of a failure (an LLM's address stays out: the worker's log has it). */
 function describeError(err: unknown): string {
+  if (err instanceof LlmRequestError) return err.publicMessage;
   if (err instanceof Error) return err.message || err.name;
   return String(err);
 }

@@ -9,6 +9,11 @@ const BUSY_STATUSES = new Set([429, 503, 529]);
 export class LlmRequestError extends Error {
   override readonly name = 'LlmRequestError';
   readonly recoverable: boolean;
+  /**
+   * What a person using the agent is shown: the message without the LLM's address (an internal
+   * URL is the operator's business; the worker logs the whole message).
+   */
+  publicMessage: string;
 
   constructor(
     message: string,
@@ -18,7 +23,14 @@ export class LlmRequestError extends Error {
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
+    this.publicMessage = message;
     this.recoverable = status !== undefined && BUSY_STATUSES.has(status);
+  }
+
+  /** Leaves `address` (the LLM's base URL) out of {@link publicMessage}. */
+  withoutAddress(address: string): this {
+    if (address) this.publicMessage = this.message.split(address).join('the LLM endpoint');
+    return this;
   }
 }
 
