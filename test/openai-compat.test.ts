@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api } from './support/chat-clients.js';
@@ -167,6 +168,42 @@ describe('OpenAI-compatible API', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-dataagent-session')).toBeTruthy();
     expect((res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/,\s*/)).toEqual(expect.arrayContaining(['x-dataagent-session', 'x-dataagent-run']));
+  });
+
+  it('a failing run is one run: the SDK’s default retries stop at x-should-retry: false', async () => {
+    const retrying = new OpenAI({ baseURL: `${system.url}/v1`, apiKey: TEST_API_KEY });
+    const marker = `fails-once-${randomUUID()}`;
+    await expect(retrying.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `[[error:500]] ${marker}` }] })).rejects.toMatchObject({ status: 502 });
+    const { body } = await api(system.url, 'GET', '/sessions?limit=1000', { apiKey: TEST_API_KEY });
+    expect(body.sessions.filter((s: { title: string }) => s.title.includes(marker))).toHaveLength(1);
+  });
+
+  it('an Idempotency-Key makes a retried request follow the run the first one started', async () => {
+    const key = randomUUID();
+    const send = (content: string) =>
+      fetch(`${system.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_API_KEY}`, 'idempotency-key': key },
+        body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content }] }),
+      });
+    const first = await send(`once ${key}`);
+    const again = await send(`once ${key}`);
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.headers.get('x-dataagent-run')).toBe(first.headers.get('x-dataagent-run'));
+    type Completion = { choices: Array<{ message: { content: string } }> };
+    const [one, two] = [(await first.json()) as Completion, (await again.json()) as Completion];
+    expect(two.choices[0]!.message.content).toBe(one.choices[0]!.message.content);
+    const { body } = await api(system.url, 'GET', '/sessions?limit=1000', { apiKey: TEST_API_KEY });
+    expect(body.sessions.filter((s: { title: string }) => s.title.includes(key))).toHaveLength(1);
+    // The same key for another request is refused (OpenAI's 400), and not worth retrying.
+    const other = await send(`something else ${key}`);
+    expect(other.status).toBe(400);
+    expect(other.headers.get('x-should-retry')).toBe('false');
+    expect(await other.json()).toMatchObject({ error: { code: 'idempotency_key_reused' } });
+  });
+
+  it('refuses n > 1 by name rather than answering one choice', async () => {
+    await expect(client.chat.completions.create({ model: 'default', n: 2, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 400, param: 'n', code: 'unsupported_parameter' });
   });
 
   it("never shows the client the LLM's internal address when the model fails", async () => {

@@ -20,6 +20,8 @@ export const redisKeys = {
   reaperLock: 'da:reaper:lock',
   /** One worker archives idle workspaces of a root at a time, once an interval: the lease per root (a hash of its template). */
   workspaceArchiveLease: (rootScope: string) => `da:workspace-archive:${rootScope}:lease`,
+  /** An OpenAI-compatible request's Idempotency-Key, per caller (the key hashed): JSON {body, run_id?, session_id?}. */
+  openAiIdempotency: (tenantId: string, userId: string, keyHash: string) => `da:openai:{${tenantId}:${userId}}:idempotency:${keyHash}`,
   /** Prefix of the requests-per-minute counters (rate-limiter-flexible adds the tenant and user). */
   quotaRequestsPerMinutePrefix: 'da:quota:rpm',
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */

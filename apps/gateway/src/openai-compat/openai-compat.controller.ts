@@ -1,8 +1,9 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiDefaultResponse, ApiHeader, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import type { Redis } from 'ioredis';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
 import type { ErrorEventDict, EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/auth/caller.js';
@@ -13,7 +14,8 @@ import { ApiError } from '../common/api-error.js';
 import { startEventStream } from '../common/event-stream-response.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
-import { SETTINGS } from '../infra/tokens.js';
+import { REDIS, SETTINGS } from '../infra/tokens.js';
+import { IdempotentRequests } from './idempotent-requests.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { parseMessages, toolSummary } from './chat-completions.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
@@ -38,6 +40,10 @@ export class ChatCompletionRequestDto {
   @IsOptional() @IsString() @MaxLength(256)
   user?: string;
 
+  @ApiPropertyOptional({ description: 'Choices to generate: 1 (an agent run answers once)', minimum: 1, maximum: 1 })
+  @IsOptional() @IsInt() @Min(1)
+  n?: number;
+
   @ApiPropertyOptional({ type: 'object', properties: { session_id: { type: 'string' } }, description: 'session_id: the DataAgent session to keep the conversation in' })
   @IsOptional() @IsObject() @Type(() => Object)
   metadata?: { session_id?: unknown };
@@ -60,7 +66,13 @@ export class OpenAiCompatController {
     private readonly control: ControlService,
     private readonly access: SessionAccess,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
-  ) {}
+    @Inject(REDIS) redis: Redis,
+  ) {
+    // A day: longer than any client retries one request.
+    this.idempotent = new IdempotentRequests(redis, 24 * 3600);
+  }
+
+  private readonly idempotent: IdempotentRequests;
 
   /** The assistants, as models. */
   @Get('models')
@@ -86,14 +98,28 @@ export class OpenAiCompatController {
   @HttpCode(200)
   @ApiOperation({ summary: 'A chat completion from an assistant: one run through the queue and workers (stream: true for chunks)' })
   @ApiHeader({ name: 'X-DataAgent-Session', required: false, description: 'Keep the conversation as this DataAgent session' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A retry with the same key (and body) follows the run the first request started instead of starting another; a client that leaves does not cancel it' })
   async completions(
     @CurrentCaller() caller: Caller,
     @Body() body: ChatCompletionRequestDto,
     @Headers('x-dataagent-session') sessionHeader: string | undefined,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
     if (!findAssistant(body.model)) throw new ApiError(404, 'model_not_found', `The model "${body.model}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
+    if (body.n !== undefined && body.n > 1) throw new ApiError(400, 'unsupported_parameter', 'n greater than 1 is not supported: a run answers once', { fields: { n: ['unsupported'] } }, NO_RETRY);
+    const claim = idempotencyKey === undefined ? undefined : await this.idempotent.claim(caller, idempotencyKey, body);
+    // With a key the client means to retry: leaving does not cancel the run, its retry follows it.
+    const cancelOnLeave = idempotencyKey === undefined;
+    if (claim?.kind === 'replay') {
+      const run = { runId: claim.runId, sessionId: claim.sessionId, tenantId: caller.tenantId };
+      res.setHeader('X-DataAgent-Session', run.sessionId);
+      res.setHeader('X-DataAgent-Run', run.runId);
+      if (body.stream) await this.stream(run, body.model, res, cancelOnLeave);
+      else await this.whole(run, body.model, res, cancelOnLeave);
+      return;
+    }
     const { history, message } = parseMessages(body.messages);
     const sessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
     const options: SubmitOptions = { approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse' };
@@ -105,16 +131,25 @@ export class OpenAiCompatController {
     } else {
       options.history = history;
     }
+    let submitted: SubmittedRun;
+    try {
+      submitted = await this.chat.submit(caller, { message, assistant_id: body.model, ...(existing ? { session_id: existing } : {}) }, String(req.id ?? ''), options);
+    } catch (err) {
+      // Refused (busy, over a quota, …): no run to follow, so the same key may be sent again.
+      if (idempotencyKey !== undefined) await this.idempotent.release(caller, idempotencyKey).catch(() => undefined);
+      throw err;
+    }
+    if (idempotencyKey !== undefined) await this.idempotent.record(caller, idempotencyKey, body, submitted);
     // The tenant comes along: a run this door cancels gives back that tenant's slot.
-    const run = { ...(await this.chat.submit(caller, { message, assistant_id: body.model, ...(existing ? { session_id: existing } : {}) }, String(req.id ?? ''), options)), tenantId: caller.tenantId };
+    const run = { ...submitted, tenantId: caller.tenantId };
     res.setHeader('X-DataAgent-Session', run.sessionId);
     res.setHeader('X-DataAgent-Run', run.runId);
-    if (body.stream) await this.stream(run, body.model, res);
-    else await this.whole(run, body.model, res);
+    if (body.stream) await this.stream(run, body.model, res, cancelOnLeave);
+    else await this.whole(run, body.model, res, cancelOnLeave);
   }
 
   /** The whole answer once the run is done; a client that leaves first, or a run past DATAAGENT_SYNC_TIMEOUT_MS, cancels it. */
-  private async whole(run: SubmittedRun & { tenantId: string }, model: string, res: Response): Promise<void> {
+  private async whole(run: SubmittedRun & { tenantId: string }, model: string, res: Response, cancelOnLeave: boolean): Promise<void> {
     const answer = new AnswerText();
     let failure: ErrorEventDict | undefined;
     const gone = new AbortController();
@@ -129,11 +164,11 @@ export class OpenAiCompatController {
         },
         { timeoutMs: this.settings.server.syncTimeoutMs, signal: gone.signal },
       );
-      if (wait.outcome !== 'done') await this.control.cancelStarted(run).catch(() => undefined);
+      if (wait.outcome !== 'done' && cancelOnLeave) await this.control.cancelStarted(run).catch(() => undefined);
       if (wait.outcome === 'aborted') return;
       const error =
-        wait.outcome === 'timeout' ? new ApiError(504, 'run_timeout', 'The run did not finish in time and was cancelled')
-        : wait.done.cancelled ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished')
+        wait.outcome === 'timeout' ? new ApiError(504, 'run_timeout', cancelOnLeave ? 'The run did not finish in time and was cancelled' : 'The run did not finish in time; it goes on, and a retry with the same Idempotency-Key follows it')
+        : wait.done.cancelled ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished', {}, NO_RETRY)
         : failure ? runError(failure)
         : undefined;
       if (error) {
@@ -154,7 +189,7 @@ export class OpenAiCompatController {
   }
 
   /** `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels the run. */
-  private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response): Promise<void> {
+  private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response, cancelOnLeave: boolean): Promise<void> {
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
       `data: ${JSON.stringify({ id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] })}\n\n`;
@@ -171,7 +206,7 @@ export class OpenAiCompatController {
       res.end();
     };
     res.on('close', () => {
-      if (!ended) void this.control.cancelStarted(run).catch(() => undefined);
+      if (!ended && cancelOnLeave) void this.control.cancelStarted(run).catch(() => undefined);
       end();
     });
     stop = await this.chat.follow(run, 0, (event) => {
@@ -189,6 +224,9 @@ export class OpenAiCompatController {
   }
 }
 
+/** Tells OpenAI's SDKs not to send the request again (they retry 409, 429 and 5xx by default): each retry would be a new run. */
+const NO_RETRY = { 'x-should-retry': 'false' };
+
 /** A busy model is the client's 429 or 503, with the provider's Retry-After; anything else that ended the run is a 502. */
 const BUSY_LLM: Record<string, number> = { llm_rate_limited: 429, llm_overloaded: 503 };
 
@@ -200,7 +238,8 @@ function endsAnswer(event: ErrorEventDict): boolean {
 function runError(event: ErrorEventDict): ApiError {
   const code = event.error_code ?? 'run_failed';
   const status = BUSY_LLM[code];
-  if (!status) return new ApiError(502, code, `The run failed: ${event.error}`);
+  // The run failed for a reason sending it again would meet again (the model refused it, a tool broke it): no retry.
+  if (!status) return new ApiError(502, code, `The run failed: ${event.error}`, {}, NO_RETRY);
   const retryAfter = event.retry_after !== undefined ? Math.max(1, Math.ceil(event.retry_after)) : 5;
   return new ApiError(status, code, event.error, {}, { 'Retry-After': String(retryAfter) });
 }
