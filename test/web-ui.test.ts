@@ -473,6 +473,20 @@ describe('web demo UI', () => {
     expect(await value('mcp-headers')).toBe('Authorization: Bearer t0k');
   });
 
+  it('adds every server of a pasted configuration at once, saying why each other one was refused', async () => {
+    const page = await open();
+    await signIn(page);
+    await page.getByTestId('tab-mcp').click();
+    await page.getByTestId('mcp-example').fill(JSON.stringify({ mcpServers: { pasted: { type: 'http', url: 'http://127.0.0.1:9/mcp' }, shell: { command: 'bash', args: ['-c', 'id'] } } }));
+    await page.getByTestId('mcp-example-add').click();
+    await page.locator('[data-testid="mcp-server"][data-name="pasted"]').waitFor();
+    await page.getByTestId('mcp-error').filter({ hasText: /shell: .*DATAAGENT_MCP_STDIO_ALLOW/ }).waitFor();
+    const listed = await api(system.url, 'GET', '/users/alice/mcp-servers', { apiKey: TEST_API_KEY });
+    expect(listed.body.servers.map((s: { name: string }) => s.name)).toEqual(expect.arrayContaining(['pasted']));
+    expect(listed.body.servers.map((s: { name: string }) => s.name)).not.toContain('shell');
+    expect((await api(system.url, 'DELETE', '/users/alice/mcp-servers/pasted', { apiKey: TEST_API_KEY })).status).toBe(200);
+  });
+
   it('shows a friendly notice when the MCP API is not there', async () => {
     const page = await open('desktop', [/Failed to load resource: .* 404 .*\/mcp-servers\)$/]);
     await page.route('**/api/v1/users/*/mcp-servers**', (route) =>

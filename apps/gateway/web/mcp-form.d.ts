@@ -17,3 +17,5 @@ export class FormInputError extends Error {
 }
 export function parseExample(text: string): { form: ServerForm; names: string[] };
 export function formToServer(form: ServerForm): Record<string, unknown>;
+export function readPastedConfig(text: string): unknown;
+export function pasteOutcome(answer: unknown): { note: string | null; errors: string[] };

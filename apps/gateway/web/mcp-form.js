@@ -55,6 +55,36 @@ export function parseExample(text) {
 }
 
 /**
+ * Reads a pasted configuration as it will be POSTed: the gateway reads its shape (one server,
+ * `{"mcpServers": {…}}` or the bare map) and checks each server, so nothing is converted here.
+ * @throws FormInputError (field `example`) when the text is not JSON.
+ */
+export function readPastedConfig(text) {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new FormInputError('example', `The example is not valid JSON: ${err.message}`);
+  }
+}
+
+/**
+ * What the gateway answered to a pasted configuration, as lines for the person: `added` names
+ * the servers registered, `refused` says why each other one was not.
+ * @param answer the 201/207 body (`{added, refused}`, or one server when the paste was a single
+ * server), or the details of an `mcp_servers_refused` error (`{added: [], refused}`).
+ */
+export function pasteOutcome(answer) {
+  const added = Array.isArray(answer?.added) ? answer.added : answer?.name ? [answer] : [];
+  const refused = Array.isArray(answer?.refused) ? answer.refused : [];
+  const note = added.length > 0 ? `Added ${added.map((s) => s.name).join(', ')}.` : null;
+  const errors = refused.map((r) => {
+    const fields = r.details?.fields && typeof r.details.fields === 'object' ? Object.entries(r.details.fields).map(([f, m]) => ` (${f}: ${[].concat(m).join('; ')})`).join('') : '';
+    return `${r.name}: ${r.message}${fields}`;
+  });
+  return { note, errors };
+}
+
+/**
  * The request body for the form: only the fields of its kind, blank ones left out.
  * @throws FormInputError naming the field when an env or header line cannot be read.
  */

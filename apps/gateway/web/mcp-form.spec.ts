@@ -1,4 +1,4 @@
-import { emptyForm, formToServer, FormInputError, parseExample } from './mcp-form.js';
+import { emptyForm, formToServer, FormInputError, parseExample, pasteOutcome, readPastedConfig } from './mcp-form.js';
 
 describe('the MCP form', () => {
   it('fills in a stdio server from a Claude Desktop configuration, and names the others', () => {
@@ -32,5 +32,27 @@ describe('the MCP form', () => {
     const bad = () => formToServer({ ...emptyForm(), name: 'x', command: 'y', env: 'GOOD=1\nBAD' });
     expect(bad).toThrow(FormInputError);
     expect(bad).toThrow('env line 2 should read KEY=value');
+  });
+
+  it('sends a pasted configuration as it is, and explains text that is not JSON', () => {
+    const cursor = { linear: { type: 'sse', url: 'https://mcp.linear.app/sse' } };
+    expect(readPastedConfig(JSON.stringify(cursor))).toEqual(cursor);
+    expect(() => readPastedConfig('{"mcpServers": {')).toThrow(FormInputError);
+  });
+
+  it("turns the gateway's answer to a paste into what was added and why each other server was refused", () => {
+    const answer = {
+      added: [{ name: 'git' }, { name: 'github' }],
+      refused: [
+        { name: 'shell', error_code: 'mcp_server_not_allowed', message: '"bash" is not on the operator\'s allowlist', details: { field: 'command' } },
+        { name: 'files', error_code: 'validation_failed', message: 'Invalid request: url: …', details: { fields: { url: ['must be an absolute http:// or https:// URL'] } } },
+      ],
+    };
+    expect(pasteOutcome(answer)).toEqual({
+      note: 'Added git, github.',
+      errors: ['shell: "bash" is not on the operator\'s allowlist', 'files: Invalid request: url: … (url: must be an absolute http:// or https:// URL)'],
+    });
+    expect(pasteOutcome({ added: [], refused: [{ name: 'git', message: 'exists already' }] })).toEqual({ note: null, errors: ['git: exists already'] });
+    expect(pasteOutcome({ name: 'one', transport: 'sse' })).toEqual({ note: 'Added one.', errors: [] });
   });
 });

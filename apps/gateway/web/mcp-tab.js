@@ -1,12 +1,13 @@
 /**
  * The MCP tab (Req 36): the user's servers with their status, a form to add one (filled by hand
- * or from a Claude Desktop style example), delete. Changes made anywhere arrive as
+ * or from a Claude Desktop style example), adding every server of a pasted configuration at once
+ * (the gateway reads it and answers per server), delete. Changes made anywhere arrive as
  * mcp_config_changed (`changes` counts them); statuses, which workers report, are re-read
  * every few seconds while the tab is open.
  */
 import { html, useEffect, useState } from './vendor/preact.js';
 import { api, ApiFailure } from './api.js';
-import { emptyForm, formToServer, FormInputError, parseExample } from './mcp-form.js';
+import { emptyForm, formToServer, FormInputError, parseExample, pasteOutcome, readPastedConfig } from './mcp-form.js';
 
 const STATUS_REFRESH_MS = 5_000;
 
@@ -126,12 +127,37 @@ function AddServer({ base, onAdded }) {
       const { form: parsed, names } = parseExample(example);
       setForm(parsed);
       setErrors([]);
-      setNote(names.length > 1 ? `Filled in ${names[0]}; the example also has ${names.slice(1).join(', ')}: add them one at a time.` : `Filled in ${names[0]}.`);
+      setNote(names.length > 1 ? `Filled in ${names[0]}; the example also has ${names.slice(1).join(', ')}: fill and add them one at a time, or add them all at once.` : `Filled in ${names[0]}.`);
     } catch (err) {
       if (!(err instanceof FormInputError)) throw err;
       setErrors([err.message]);
       setNote(null);
     }
+  };
+
+  /** The whole configuration to the gateway, which checks each server as if added alone and says why any was refused. */
+  const addAll = async () => {
+    setNote(null);
+    let config;
+    try {
+      config = readPastedConfig(example);
+    } catch (err) {
+      if (!(err instanceof FormInputError)) throw err;
+      setErrors([err.message]);
+      return;
+    }
+    setBusy(true);
+    try {
+      const outcome = pasteOutcome(await api('POST', base, config));
+      setErrors(outcome.errors);
+      setNote(outcome.note);
+    } catch (err) {
+      const outcome = err instanceof ApiFailure && Array.isArray(err.details?.refused) ? pasteOutcome(err.details) : null;
+      setErrors(outcome ? [err.message, ...outcome.errors] : describeFailure(err));
+    } finally {
+      setBusy(false);
+    }
+    await onAdded();
   };
 
   const submit = async (e) => {
@@ -189,9 +215,10 @@ function AddServer({ base, onAdded }) {
       </form>
       <div class="mcp-example">
         <h3><label for="mcp-example">Configuration example</label></h3>
-        <p class="hint">Paste a Claude Desktop style configuration and fill the form from it.</p>
+        <p class="hint">Paste a Claude Desktop or Cursor configuration: fill the form from its first server, or add all its servers at once.</p>
         <textarea id="mcp-example" data-testid="mcp-example" rows="10" spellcheck="false" value=${example} onInput=${(e) => setExample(e.currentTarget.value)}></textarea>
         <button type="button" data-testid="mcp-example-parse" onClick=${fillFromExample}>Fill the form</button>
+        <button type="button" data-testid="mcp-example-add" disabled=${busy} onClick=${addAll}>Add all servers</button>
       </div>
     </div>
   `;

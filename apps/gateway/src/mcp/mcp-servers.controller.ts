@@ -1,5 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiBody, ApiOperation } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { McpServersService } from './mcp-servers.service.js';
@@ -23,6 +24,41 @@ const MCP_SERVER_BODY = {
   },
 };
 
+/** A Claude Desktop or Cursor config: `{"mcpServers": {...}}`, or the bare map of servers by name. */
+const PASTED_CONFIG_BODY = {
+  type: 'object',
+  description:
+    'A pasted MCP client config. Each server is registered as one POST of it would be (same allowlists, limits and name rules); ' +
+    '`disabled: true` servers are skipped and reported as refused (`mcp_server_disabled`); a `name` inside an entry is ignored (the key is the name).',
+  properties: {
+    mcpServers: {
+      type: 'object',
+      additionalProperties: { ...MCP_SERVER_BODY, required: [], properties: { ...MCP_SERVER_BODY.properties, type: { type: 'string', enum: ['stdio', 'sse', 'http', 'streamable-http'], description: 'Cursor and Claude spelling of transport' } } },
+    },
+  },
+  example: {
+    mcpServers: {
+      git: { command: 'mcp-server-git', args: ['--repository', '/srv/repo'], env: { GIT_TOKEN: '…' } },
+      github: { type: 'http', url: 'https://api.githubcopilot.com/mcp/', headers: { Authorization: 'Bearer …' } },
+    },
+  },
+};
+
+/** A refused server of a paste: the error_code, message and details a single POST of it would have answered. */
+const REFUSAL = {
+  type: 'object',
+  properties: { name: { type: 'string' }, error_code: { type: 'string', example: 'mcp_server_not_allowed' }, message: { type: 'string' }, details: { type: 'object' } },
+};
+
+const PASTE_ANSWER = {
+  type: 'object',
+  properties: {
+    message: { type: 'string', example: '1 of 2 MCP servers added; refused: shell (mcp_server_not_allowed)' },
+    added: { type: 'array', items: { type: 'object', description: 'The server, as GET shows it (secrets masked)' } },
+    refused: { type: 'array', items: REFUSAL },
+  },
+};
+
 /**
  * A user's own MCP servers (Req 30). The caller themself or an admin of their tenant; anyone
  * else's answer 404. Bodies are validated by parseMcpServer, not a DTO: the same rules as the
@@ -39,13 +75,30 @@ export class McpServersController {
     return this.servers.list(caller, userId);
   }
 
-  /** Registers a server: 201, 409 for an existing name, 403 for a stdio command not allowlisted, 422 naming each bad field. */
+  /**
+   * Registers a server: 201, 409 for an existing name, 403 for a stdio command not allowlisted,
+   * 422 naming each bad field. Or a pasted Claude Desktop / Cursor config: each server as if
+   * POSTed alone, 201 when all were added, 207 when some were, the refusals' status otherwise.
+   */
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Register an MCP server: 409 for an existing name, 403 for a stdio command not allowlisted' })
-  @ApiBody({ schema: MCP_SERVER_BODY })
-  create(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Body() body: unknown) {
-    return this.servers.create(caller, userId, body);
+  @ApiOperation({
+    summary: 'Register an MCP server, or every server of a pasted Claude Desktop / Cursor config',
+    description:
+      'One server: 201 and the server; 409 `mcp_server_exists`, 403 `mcp_server_not_allowed`, 422 naming each bad field, 429 `mcp_server_limit`. ' +
+      'A config (`{"mcpServers": {...}}` or the bare map `{"name": {...}}`): each server goes through the same checks as a single POST, in order. ' +
+      'The answer is `{message, added: [server], refused: [{name, error_code, message, details?}]}`: 201 when every server was added, 207 when only some were. ' +
+      'When none was: `mcp_servers_refused` with `details.added: []` and `details.refused`, its status the refusals\' common one (403, 409, 422, 429), else 422. ' +
+      'Any other shape: 422 `invalid_mcp_config` with `details.accepted_shapes`.',
+  })
+  @ApiBody({ schema: { oneOf: [MCP_SERVER_BODY, PASTED_CONFIG_BODY] } })
+  @ApiResponse({ status: 201, description: 'The server (one server), or `{message, added, refused: []}` (a config, every server added)' })
+  @ApiResponse({ status: 207, description: 'A config of which some servers were added: `refused` says why the others were not', schema: PASTE_ANSWER })
+  @ApiResponse({ status: 422, description: '`validation_failed` (one server), `invalid_mcp_config` (no accepted shape) or `mcp_servers_refused` (a config of which nothing was added; also 403, 409, 429 when every refusal had that status)' })
+  async create(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+    const answer = await this.servers.register(caller, userId, body);
+    res.status(answer.status);
+    return answer.body;
   }
 
   /** The server's tools as a worker last listed them: the user's own server of that name, else the global one. */

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
 import { MCP_NAME_PATTERN } from '#core/mcp/mcp-config.js';
+import { ACCEPTED_MCP_SHAPES, readMcpPaste, type PastedServer } from '#core/mcp/mcp-config-paste.js';
 import { SecretKeyRequiredError, type McpServerOwner } from '#core/mcp/mcp-secrets.js';
 import { McpServerExistsError, McpServerLimitError, type UserMcpServer } from '#core/mcp/mcp-server-store.js';
 import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
@@ -74,9 +75,50 @@ export class McpServersService {
     return mcpCatalogView(name, own ? 'user' : 'global', catalog);
   }
 
-  /** @throws ApiError 404, 403 (stdio not allowlisted), 409 (name taken), 422 (bad fields, no secret key), 429 `mcp_server_limit` (the tenant's max_mcp_servers). */
-  async create(caller: Caller, userId: string, body: unknown) {
+  /**
+   * Registers what the body holds: one server (201 and the server, or an ApiError as always), or
+   * a pasted Claude Desktop / Cursor config, each of its servers registered as one POST would be.
+   * @returns the status to answer with and the body.
+   * @throws ApiError 404 for another user; 422 `invalid_mcp_config` for a body of no accepted
+   * shape; for a single server, 403 (stdio not allowlisted), 409 (name taken), 422 (bad fields, no
+   * secret key), 429 `mcp_server_limit` (the tenant's max_mcp_servers); for a paste of which nothing was added,
+   * `mcp_servers_refused` with every server's reason (the refusals' status when they share one, else 422).
+   */
+  async register(caller: Caller, userId: string, body: unknown): Promise<{ status: number; body: unknown }> {
     const owner = this.owner(caller, userId);
+    const reading = readMcpPaste(body);
+    if (reading.shape === 'server') return { status: 201, body: await this.createFor(owner, body) };
+    if (reading.shape === 'unknown') throw new ApiError(422, 'invalid_mcp_config', reading.message, { accepted_shapes: ACCEPTED_MCP_SHAPES });
+    const { added, refused } = await this.paste(owner, reading.entries);
+    if (added.length === 0) throw nothingAdded(refused);
+    const message = refused.length === 0 ? `${added.length} MCP servers added` : `${added.length} of ${added.length + refused.length} MCP servers added; refused: ${refusalNames(refused)}`;
+    return { status: refused.length === 0 ? 201 : 207, body: { message, added, refused: refused.map(refusalView) } };
+  }
+
+  /**
+   * A paste's servers one after another, in its order, each through {@link createFor} like one
+   * POST: later ones see the earlier ones (a name taken, the limit reached).
+   */
+  private async paste(owner: McpServerOwner, entries: PastedServer[]) {
+    const added: Array<ReturnType<typeof mcpServerView>> = [];
+    const refused: Array<{ name: string; error: ApiError }> = [];
+    for (const entry of entries) {
+      if ('skipped' in entry) {
+        refused.push({ name: entry.name, error: new ApiError(422, 'mcp_server_disabled', entry.skipped) });
+        continue;
+      }
+      try {
+        added.push(await this.createFor(owner, entry.body));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        refused.push({ name: entry.name, error: err });
+      }
+    }
+    return { added, refused };
+  }
+
+  /** One server, as a single POST registers it. @throws ApiError as {@link register} for a single server. */
+  private async createFor(owner: McpServerOwner, body: unknown) {
     const server = await this.admit(body);
     let created: UserMcpServer;
     try {
@@ -139,6 +181,23 @@ function storeError(err: unknown): unknown {
   if (!(err instanceof SecretKeyRequiredError)) return err;
   const message = 'cannot be stored: secret values are kept encrypted, and this deployment has no DATAAGENT_SECRET_KEY (the operator sets it on the gateways and workers)';
   return invalidFields(Object.fromEntries(err.fields.map((f) => [f, [message]])), 'secret_key_required');
+}
+
+/** One refused server of a paste, as the answer shows it: the error a single POST of it would have had. */
+function refusalView({ name, error }: { name: string; error: ApiError }) {
+  return { name, error_code: error.errorCode, message: error.message, ...(Object.keys(error.details).length > 0 ? { details: error.details } : {}) };
+}
+
+/** A paste of which nothing was added: the refusals' common status (a lone server answers as one POST), else 422. */
+function nothingAdded(refused: Array<{ name: string; error: ApiError }>): ApiError {
+  const statuses = new Set(refused.map((r) => r.error.status));
+  const status = statuses.size === 1 ? [...statuses][0]! : 422;
+  const retryAfter = status === 429 ? refused[0]!.error.headers : {};
+  return new ApiError(status, 'mcp_servers_refused', `No MCP server of the config was added: ${refusalNames(refused)}; details.refused says why for each`, { added: [], refused: refused.map(refusalView) }, retryAfter);
+}
+
+function refusalNames(refused: Array<{ name: string; error: ApiError }>): string {
+  return refused.map((r) => `${r.name} (${r.error.errorCode})`).join(', ');
 }
 
 function serverNotFound(name: string): ApiError {
