@@ -202,6 +202,15 @@ describe('OpenAI-compatible API', () => {
     expect(await other.json()).toMatchObject({ error: { code: 'idempotency_key_reused' } });
   });
 
+  it("passes the client's sampling options to the assistant's model", async () => {
+    const marker = `sampled-${randomUUID()}`;
+    await client.chat.completions.create({ model: 'default', temperature: 0.3, max_tokens: 80, max_completion_tokens: 64, stop: 'END', seed: 11, response_format: { type: 'json_object' }, messages: [{ role: 'user', content: marker }] });
+    const sent = system.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes(marker));
+    expect(sent.length).toBeGreaterThan(0);
+    for (const request of sent) expect(request.body).toMatchObject({ temperature: 0.3, max_tokens: 64, stop: ['END'], seed: 11, response_format: { type: 'json_object' } });
+    await expect(client.chat.completions.create({ model: 'default', temperature: 3, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 400, param: 'temperature' });
+  });
+
   it('refuses n > 1 by name rather than answering one choice', async () => {
     await expect(client.chat.completions.create({ model: 'default', n: 2, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 400, param: 'n', code: 'unsupported_parameter' });
   });

@@ -110,6 +110,16 @@ describe('AnthropicChatModel against a scripted Messages API server', () => {
     expect(wire[6]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'b', content: 'sunny' }, { type: 'text', text: 'and now?' }]);
   });
 
+  it("takes a client's max tokens and stop sequences, and refuses by name what the API has no word for", async () => {
+    await collect(model().stream({ messages: user('hi'), tools: [], signal: live(), options: { maxTokens: 64, stop: ['END'] } }));
+    expect(server.requests.at(-1)!.body).toMatchObject({ max_tokens: 64, stop_sequences: ['END'] });
+    const before = server.requests.length;
+    const refused = await collect(model().stream({ messages: user('hi'), tools: [], signal: live(), options: { seed: 1, responseFormat: { type: 'json_object' } } })).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LlmRequestError);
+    expect((refused as LlmRequestError).message).toMatch(/takes no seed or response_format/);
+    expect(server.requests.length).toBe(before);
+  });
+
   it('maps stop reasons to the engine’s finish reasons', async () => {
     server.setScript(() => [{ text: 'cut' }, { stopReason: 'max_tokens' }]);
     expect((await collect(model().stream({ messages: user('hi'), tools: [], signal: live() }))).at(-1)).toEqual({ type: 'finish', reason: 'length' });

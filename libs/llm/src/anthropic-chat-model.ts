@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatModel, ModelChunk, ModelRequest, ToolCallRequest } from '#core/llm/chat-model.js';
+import type { ChatModel, ModelChunk, ModelOptions, ModelRequest, ToolCallRequest } from '#core/llm/chat-model.js';
 import { LlmRequestError, retryAfterSeconds } from '#core/llm/llm-request-error.js';
 import { wireToolName } from '#core/tools/tool-names.js';
 import { toAnthropicConversation, toAnthropicTool } from './anthropic-messages.js';
@@ -103,12 +103,16 @@ export class AnthropicChatModel implements ChatModel {
   }
 
   /** Streams one message. @throws AbortError when `signal` fires; {@link LlmRequestError} on failure. */
-  async *stream({ messages, tools, signal }: ModelRequest): AsyncIterable<ModelChunk> {
+  async *stream({ messages, tools, signal, options }: ModelRequest): AsyncIterable<ModelChunk> {
     if (signal.aborted) throw abortError();
+    // Said before anything is sent: a client's option this API has no equivalent for is refused by name, never dropped.
+    const refused = options ? unsupportedOptions(options) : [];
+    if (refused.length > 0) throw new LlmRequestError(`The model ${this.model} (Anthropic's Messages API) takes no ${refused.join(' or ')}; send the request without ${refused.length > 1 ? 'them' : 'it'}`, 400);
     const watch = new RequestWatch(signal, this.timeoutMs);
     try {
       const { system, messages: wire } = toAnthropicConversation(messages);
-      const params: MessageCreateParamsStreaming = { model: this.model, max_tokens: this.maxTokens, messages: wire, stream: true };
+      const params: MessageCreateParamsStreaming = { model: this.model, max_tokens: options?.maxTokens ?? this.maxTokens, messages: wire, stream: true };
+      if (options?.stop !== undefined) params.stop_sequences = options.stop;
       if (system !== undefined) params.system = system;
       // Names with dots (MCP's `server.tool`) go out in a spelling the API accepts and come back as they were.
       const byWireName = new Map(tools.map((tool) => [wireToolName(tool.name), tool.name]));
@@ -229,4 +233,13 @@ function inputTokens(usage: { input_tokens: number | null; cache_creation_input_
 /** A tool_use block's `input` when no delta refined it: an object, or nothing usable. */
 function inputObject(input: unknown): Record<string, unknown> {
   return input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+}
+
+/** The client's options the Messages API (as this SDK speaks it) has no equivalent for: `temperature`, `seed`, a response format other than text. */
+function unsupportedOptions(options: ModelOptions): string[] {
+  return [
+    ...(options.temperature === undefined ? [] : ['temperature']),
+    ...(options.seed === undefined ? [] : ['seed']),
+    ...(options.responseFormat === undefined || options.responseFormat.type === 'text' ? [] : ['response_format']),
+  ];
 }

@@ -205,6 +205,14 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
     expect(server.requests.length).toBe(requestsBefore);
   });
 
+  it("sends a client's sampling options as the Chat Completions API names them, and none it did not give", async () => {
+    await collect(model().stream({ messages: user('hi'), tools: [], signal: new AbortController().signal }));
+    expect(Object.keys(server.requests.at(-1)!.body)).not.toEqual(expect.arrayContaining(['temperature']));
+    const options = { temperature: 0.2, maxTokens: 50, stop: ['END'], seed: 7, responseFormat: { type: 'json_object' } };
+    await collect(model().stream({ messages: user('hi'), tools: [], signal: new AbortController().signal, options }));
+    expect(server.requests.at(-1)!.body).toMatchObject({ temperature: 0.2, max_tokens: 50, stop: ['END'], seed: 7, response_format: { type: 'json_object' } });
+  });
+
   it('surfaces HTTP 500 as an error naming the status and endpoint, without the API key', async () => {
     server.setScript(() => [{ httpError: 500, message: `upstream exploded (key ${SECRET})` }]);
 

@@ -6,7 +6,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import type { ChatMessage, ChatModel, ModelChunk, ModelRequest, ToolCallRequest, ToolSpec } from '#core/llm/chat-model.js';
+import type { ChatMessage, ChatModel, ModelChunk, ModelOptions, ModelRequest, ToolCallRequest, ToolSpec } from '#core/llm/chat-model.js';
 import { LlmRequestError, retryAfterSeconds } from '#core/llm/llm-request-error.js';
 import { wireToolName } from '#core/tools/tool-names.js';
 import { leanFetch } from './lean-fetch.js';
@@ -81,7 +81,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   /** Streams one completion. @throws AbortError when `signal` fires; {@link LlmRequestError} on failure. */
-  async *stream({ messages, tools, signal }: ModelRequest): AsyncIterable<ModelChunk> {
+  async *stream({ messages, tools, signal, options }: ModelRequest): AsyncIterable<ModelChunk> {
     if (signal.aborted) throw abortError();
     const watch = new RequestWatch(signal, this.timeoutMs);
     try {
@@ -89,6 +89,7 @@ export class OpenAIChatModel implements ChatModel {
       // Names with dots (MCP's `server.tool`) go out in a spelling the API accepts and come back as they were.
       const byWireName = new Map(tools.map((tool) => [wireToolName(tool.name), tool.name]));
       if (tools.length > 0) params.tools = tools.map(toWireTool);
+      if (options) Object.assign(params, samplingParams(options));
       let reader: SseChunkReader;
       try {
         reader = new SseChunkReader(await this.client.chat.completions.create(params, { signal: watch.signal }).asResponse());
@@ -293,4 +294,16 @@ export function safeUrl(url: string): string {
   } catch {
     return '(invalid URL)';
   }
+}
+
+/** A client's sampling options in the Chat Completions API's words (only those it gave). */
+function samplingParams(options: ModelOptions): Partial<ChatCompletionCreateParamsStreaming> {
+  return {
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+    // max_tokens: what OpenAI-compatible servers (vLLM, Ollama, LiteLLM) read; OpenAI takes it too.
+    ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.responseFormat === undefined ? {} : { response_format: options.responseFormat as ChatCompletionCreateParamsStreaming['response_format'] }),
+  };
 }

@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions, type KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { ModelOptions } from '#core/llm/chat-model.js';
 
 /** The payload of a run job. The job's id is the run id. */
 export interface RunJobData {
@@ -28,6 +29,8 @@ export interface RunJobData {
   approvals?: 'refuse' | 'approve';
   /** The first message of a new session: there is no earlier conversation to read. */
   firstTurn?: boolean;
+  /** How the client asked the model to sample (the OpenAI-compatible door); absent: the provider's defaults. */
+  modelOptions?: ModelOptions;
 }
 
 export const RUN_JOB_NAME = 'run';

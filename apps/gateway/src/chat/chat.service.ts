@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventDict } from '#core/events/execution-event.js';
+import type { ModelOptions } from '#core/llm/chat-model.js';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/config/assistant-catalog.js';
 import type { Caller } from '#core/auth/caller.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
@@ -38,6 +39,8 @@ export interface SubmitOptions {
   history?: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
   /** Who decides calls that need approval (RunJobData.approvals); absent, the person. */
   approvals?: 'refuse' | 'approve';
+  /** How the model samples (RunJobData.modelOptions); absent, the provider's defaults. */
+  modelOptions?: ModelOptions;
 }
 
 /**
@@ -123,7 +126,7 @@ export class ChatService {
         session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) },
         ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history),
       });
-      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length });
+      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, modelOptions: options.modelOptions });
     }
 
     const sessionId = request.session_id;
@@ -146,7 +149,7 @@ export class ChatService {
       if (mode === 'reject') throw new ApiError(409, 'run_in_progress', 'Another message of this session is being started; wait for its run, or set DATAAGENT_MULTITASK', {});
       throw new ApiError(503, 'session_busy', 'Too many messages for this session at once; retry shortly', {}, { 'Retry-After': '1' });
     }
-    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, { afterRuns: admitted.afterRuns, approvals: options.approvals });
+    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, { afterRuns: admitted.afterRuns, approvals: options.approvals, modelOptions: options.modelOptions });
   }
 
   /** The run's row and the user's message, after the earlier conversation a new session brings. */
@@ -164,9 +167,9 @@ export class ChatService {
    * Announces and queues a run whose rows are written.
    * @throws EnqueueFailed when it cannot be queued: the caller has the lifecycle end it failed at once, or its session would answer 409 forever.
    */
-  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn'>): Promise<SubmittedRun> {
+  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn' | 'modelOptions'>): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
-    const { afterRuns, approvals, firstTurn } = how;
+    const { afterRuns, approvals, firstTurn, modelOptions } = how;
     try {
       await this.lifecycle.enqueue({
         runId,
@@ -182,6 +185,7 @@ export class ChatService {
         traceparent: traceparentOf(span),
         ...(approvals ? { approvals } : {}),
         ...(firstTurn ? { firstTurn } : {}),
+        ...(modelOptions ? { modelOptions } : {}),
       });
     } catch (err) {
       throw new EnqueueFailed(err);

@@ -3,9 +3,10 @@ import { ApiDefaultResponse, ApiHeader, ApiOperation, ApiProperty, ApiPropertyOp
 import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
 import type { ErrorEventDict, EventDict } from '#core/events/execution-event.js';
+import type { ModelOptions } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
@@ -43,6 +44,30 @@ export class ChatCompletionRequestDto {
   @ApiPropertyOptional({ description: 'Choices to generate: 1 (an agent run answers once)', minimum: 1, maximum: 1 })
   @IsOptional() @IsInt() @Min(1)
   n?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 2, description: "Passed to the assistant's model for every call of the run" })
+  @IsOptional() @IsNumber() @Min(0) @Max(2)
+  temperature?: number;
+
+  @ApiPropertyOptional({ minimum: 1, description: 'Most tokens of each model answer of the run' })
+  @IsOptional() @IsInt() @Min(1)
+  max_tokens?: number;
+
+  @ApiPropertyOptional({ minimum: 1, description: 'As max_tokens (the newer name); the smaller wins when both are sent' })
+  @IsOptional() @IsInt() @Min(1)
+  max_completion_tokens?: number;
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }], description: 'Up to 4 sequences that end a model answer' })
+  @IsOptional()
+  stop?: unknown;
+
+  @ApiPropertyOptional({ description: 'Sampling seed (OpenAI-compatible models)' })
+  @IsOptional() @IsInt()
+  seed?: number;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "`{type: 'text' | 'json_object'}` or `{type: 'json_schema', json_schema}` (OpenAI-compatible models)" })
+  @IsOptional() @IsObject()
+  response_format?: { type?: unknown; [field: string]: unknown };
 
   @ApiPropertyOptional({ type: 'object', properties: { session_id: { type: 'string' } }, description: 'session_id: the DataAgent session to keep the conversation in' })
   @IsOptional() @IsObject() @Type(() => Object)
@@ -122,7 +147,8 @@ export class OpenAiCompatController {
     }
     const { history, message } = parseMessages(body.messages);
     const sessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
-    const options: SubmitOptions = { approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse' };
+    const modelOptions = modelOptionsOf(body);
+    const options: SubmitOptions = { approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse', ...(modelOptions ? { modelOptions } : {}) };
     let existing: string | undefined;
     if (sessionId !== undefined) {
       if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
@@ -262,4 +288,31 @@ class AnswerText {
 
 function asModel(id: string) {
   return { id, object: 'model', created: 0, owned_by: 'dataagent' };
+}
+
+/**
+ * The request's sampling options for the run's model calls, or none given.
+ * @throws ApiError 400 naming a malformed `stop` or `response_format`.
+ */
+function modelOptionsOf(body: ChatCompletionRequestDto): ModelOptions | undefined {
+  const options: ModelOptions = {};
+  if (body.temperature !== undefined) options.temperature = body.temperature;
+  const limits = [body.max_tokens, body.max_completion_tokens].filter((n): n is number => n !== undefined);
+  if (limits.length > 0) options.maxTokens = Math.min(...limits);
+  if (body.stop !== undefined && body.stop !== null) {
+    const stop = typeof body.stop === 'string' ? [body.stop] : body.stop;
+    if (!Array.isArray(stop) || stop.length > 4 || !stop.every((s) => typeof s === 'string' && s.length > 0)) {
+      throw new ApiError(400, 'validation_failed', 'stop must be a string or up to 4 strings', { fields: { stop: ['invalid'] } }, NO_RETRY);
+    }
+    options.stop = stop;
+  }
+  if (body.seed !== undefined) options.seed = body.seed;
+  if (body.response_format !== undefined) {
+    const type = body.response_format.type;
+    if (type !== 'text' && type !== 'json_object' && type !== 'json_schema') {
+      throw new ApiError(400, 'validation_failed', "response_format.type must be 'text', 'json_object' or 'json_schema'", { fields: { response_format: ['invalid'] } }, NO_RETRY);
+    }
+    options.responseFormat = { ...body.response_format, type };
+  }
+  return Object.keys(options).length > 0 ? options : undefined;
 }

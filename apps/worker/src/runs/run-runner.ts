@@ -252,6 +252,7 @@ export class RunRunner {
           }
         : {}),
       ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
+      ...(job.modelOptions ? { modelOptions: job.modelOptions } : {}),
     });
     return { executor, equipped };
   }

@@ -1,4 +1,4 @@
-import type { ChatModel } from '../llm/chat-model.js';
+import type { ChatModel, ModelOptions } from '../llm/chat-model.js';
 import type { ApprovalPolicy, HitlHandler } from '../hitl/hitl-handler.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
@@ -11,6 +11,8 @@ export interface AgentConfig {
   description: string;
   systemPrompt: string;
   model: ChatModel;
+  /** Sampling a run's client asked for, passed to every model call of the run. */
+  modelOptions?: ModelOptions;
   tools: Tool[];
   middleware: AgentMiddleware[];
   /** Asks a person before sensitive tools; absent means approve everything. */

@@ -132,7 +132,7 @@ export class AgentExecutor {
         parseJson: config.enableJsonToolCalls !== false,
         newId: () => `${envelope.runId.slice(0, 8)}-${iteration}-${++callNumber}`,
       });
-      for await (const chunk of coalesceText(config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal }), config.textCoalesceMs ?? 0)) {
+      for await (const chunk of coalesceText(config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal, ...(config.modelOptions ? { options: config.modelOptions } : {}) }), config.textCoalesceMs ?? 0)) {
         if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
         if (chunk.type === 'text' && chunk.text) {
           text += chunk.text;

@@ -27,10 +27,23 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** How a client asked the model to sample (the OpenAI-compatible door passes them through). Absent: the provider's defaults. */
+export interface ModelOptions {
+  temperature?: number;
+  /** Most tokens of one answer. */
+  maxTokens?: number;
+  /** Up to 4 sequences that end an answer. */
+  stop?: string[];
+  seed?: number;
+  /** OpenAI's `response_format`: `{type: 'text' | 'json_object'}` or `{type: 'json_schema', json_schema}`. */
+  responseFormat?: { type: string; [field: string]: unknown };
+}
+
 export interface ModelRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  options?: ModelOptions;
 }
 
 /** What a streaming model yields: text as it comes, native tool calls once complete, usage (if known) before the finish. */
