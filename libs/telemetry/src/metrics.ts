@@ -50,6 +50,13 @@ export function secondsSince(startMs: number, endMs = Date.now()): number {
   return Math.max(0, endMs - startMs) / 1000;
 }
 
+/**
+ * prom-client's default metrics that break Prometheus's naming conventions (`promtool check
+ * metrics` fails on them): gauges named like counters. Each has a twin without the suffix
+ * (`nodejs_active_handles`, …) that carries the same figure, so these are dropped.
+ */
+const NONCONFORMING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 const FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const REQUEST = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const WAIT = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -88,7 +95,10 @@ export class Metrics {
 
   /** @param defaults Node's process metrics (event-loop lag, heap, GC, CPU); off only in unit tests, where they would keep timers running. */
   constructor(defaults = true) {
-    if (defaults) collectDefaultMetrics({ register: this.registry });
+    if (defaults) {
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of NONCONFORMING_DEFAULTS) this.registry.removeSingleMetric(name);
+    }
     // Every series a dashboard expects exists from the start, at zero.
     for (const transport of TRANSPORTS) this.openSockets.labels(transport).set(0);
     for (const outcome of OUTCOMES) this.runsFinished.labels(outcome).inc(0);
