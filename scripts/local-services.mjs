@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -94,6 +94,51 @@ export function ensureSandboxPackages({ log = (line) => process.stderr.write(`${
   aptInstall(missing, missing, log);
   if (!findExecutable('bwrap')) throw new Error('apt-get finished but bwrap is still not on PATH.');
   log('[local-services] sandbox packages installed');
+}
+
+/**
+ * Finds promtool (Prometheus's metrics linter, which the metrics tests run) or takes it out of
+ * Debian's `prometheus` package when it is absent. The package is downloaded and unpacked into
+ * a cache folder, not installed: installing it would start a Prometheus server (a service,
+ * which a container without systemd cannot run) and pull in its web UI's dependencies, and
+ * promtool is one static binary.
+ *
+ * @param {{ log?: (line: string) => void, cacheDir?: string }} [options] Where progress goes
+ *   (stderr by default); where the package is unpacked (`~/.cache/dataagent/prometheus`).
+ * @returns {string} The path of promtool.
+ * @throws {Error} When apt-get cannot download the package (with the command that failed).
+ */
+export function ensurePromtool({ log = (line) => process.stderr.write(`${line}\n`), cacheDir } = {}) {
+  const onPath = findExecutable('promtool');
+  if (onPath) return onPath;
+  const dir = cacheDir ?? path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'dataagent', 'prometheus');
+  const unpacked = path.join(dir, 'usr', 'bin', 'promtool');
+  if (existsSync(unpacked)) return unpacked;
+
+  const apt = findExecutable('apt-get');
+  const dpkgDeb = findExecutable('dpkg-deb');
+  if (!apt || !dpkgDeb) throw new Error('promtool not found and apt-get or dpkg-deb is unavailable: install Prometheus\'s promtool with your package manager.');
+  mkdirSync(dir, { recursive: true });
+  /** @param {string} cmd @param {string[]} args */
+  const run = (cmd, args) => {
+    log(`[local-services] ${[cmd, ...args].join(' ')}`);
+    return spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+  };
+  log('[local-services] promtool missing: unpacking it from Debian\'s prometheus package');
+  if (!run(apt, ['download', 'prometheus'])) {
+    // A fresh machine's package lists may be empty or stale; updating them needs root.
+    const sudo = isRoot ? null : findExecutable('sudo');
+    if (!isRoot && !sudo) throw new Error('apt-get download prometheus failed and updating the package lists needs root: run `apt-get update` as root, or install promtool.');
+    if (!(sudo ? run(sudo, [apt, 'update']) : run(apt, ['update'])) || !run(apt, ['download', 'prometheus'])) {
+      throw new Error('apt-get download prometheus failed; install promtool by hand and retry.');
+    }
+  }
+  const deb = readdirSync(dir).find((name) => /^prometheus_.*\.deb$/.test(name));
+  if (!deb || !run(dpkgDeb, ['-x', deb, '.']) || !existsSync(unpacked)) throw new Error(`could not unpack promtool from ${deb ?? 'the prometheus package'} into ${dir}.`);
+  rmSync(path.join(dir, deb), { force: true });
+  // Only promtool is wanted; the server binary is most of the package's size.
+  rmSync(path.join(dir, 'usr', 'bin', 'prometheus'), { force: true });
+  return unpacked;
 }
 
 /**

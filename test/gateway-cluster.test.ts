@@ -6,6 +6,7 @@ import { startGateway } from './support/app-processes.js';
 import { assertWellFormedRun, chatOverSocket } from './support/chat-clients.js';
 import { EventCollector, sendChat, waitUntil, runEvent } from './support/event-waits.js';
 import { isRunning, processTable } from './support/process-tree.js';
+import { checkMetrics } from './support/promtool.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 /**
@@ -127,8 +128,10 @@ describe('a gateway of two processes on one port (DATAAGENT_WORKERS=2)', () => {
       expect(text).toMatch(/^dataagent_gateway_processes 2$/m);
       expect(text).toMatch(openSockets);
       // The queue's counts come once, not once per process.
-      expect(text.match(/^# TYPE bullmq_job_count gauge$/gm)).toHaveLength(1);
+      expect(text.match(/^# TYPE bullmq_jobs gauge$/gm)).toHaveLength(1);
     }
+    // The primary's sum of the processes' registries passes Prometheus's linter too.
+    expect(checkMetrics(await scrape())).toEqual({ status: 0, output: '' });
     onA.disconnect();
     onB.disconnect();
   });

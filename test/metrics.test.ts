@@ -157,8 +157,8 @@ describe('metrics', () => {
       [duringGateway, duringWorker] = await Promise.all([scrape(`${system.url}/metrics`), scrape(workerUrl)]);
       for (const transport of ['socketio', 'ws', 'sse']) expect(value(duringGateway, 'dataagent_open_sockets', { transport })).toBeGreaterThanOrEqual(1);
       expect(value(duringWorker, 'dataagent_runs_active')).toBe(1);
-      expect(value(duringGateway, 'bullmq_job_count', { state: 'waiting' })).toBeGreaterThanOrEqual(1);
-      expect(value(duringGateway, 'bullmq_job_count', { state: 'active' })).toBe(1);
+      expect(value(duringGateway, 'bullmq_jobs', { state: 'waiting' })).toBeGreaterThanOrEqual(1);
+      expect(value(duringGateway, 'bullmq_jobs', { state: 'active' })).toBe(1);
 
       // Cancel the queued run (the gateway ends it), then the streaming one (its worker does).
       expect((await api(system.url, 'POST', `/chat/${queued.session_id}/cancel`, { apiKey: TEST_API_KEY })).body).toMatchObject({ cancelled: true });
@@ -173,7 +173,7 @@ describe('metrics', () => {
     }
 
     // The gateway hears of a disconnect a moment later, and a worker completes a run's job just after its done.
-    const gateway = await scrapeUntil(`${system.url}/metrics`, (s) => ['socketio', 'ws', 'sse'].every((transport) => value(s, 'dataagent_open_sockets', { transport }) === 0) && value(s, 'bullmq_job_count', { state: 'active' }) === 0);
+    const gateway = await scrapeUntil(`${system.url}/metrics`, (s) => ['socketio', 'ws', 'sse'].every((transport) => value(s, 'dataagent_open_sockets', { transport }) === 0) && value(s, 'bullmq_jobs', { state: 'active' }) === 0);
     for (const transport of ['socketio', 'ws', 'sse']) expect(value(gateway, 'dataagent_open_sockets', { transport })).toBe(0);
     const worker = await scrape(workerUrl);
 
@@ -186,8 +186,8 @@ describe('metrics', () => {
     expect(value(gateway, 'dataagent_runs_finished_total', { outcome: 'cancelled' })).toBe(1);
     expect(value(gateway, 'dataagent_cancel_latency_seconds_count', { stage: 'queued' })).toBe(1);
     expect(value(gateway, 'dataagent_event_delivery_seconds_count')).toBeGreaterThan(10);
-    expect(value(gateway, 'bullmq_job_count', { state: 'completed' })).toBe(3);
-    expect(value(gateway, 'bullmq_job_count', { state: 'waiting' })).toBe(0);
+    expect(value(gateway, 'bullmq_jobs', { state: 'completed' })).toBe(3);
+    expect(value(gateway, 'bullmq_jobs', { state: 'waiting' })).toBe(0);
     expect(value(gateway, 'bullmq_job_completed_total')).toBe(3);
     expect(value(gateway, 'dataagent_pool_connections', { pool: 'mysql', state: 'open' })).toBeGreaterThanOrEqual(1);
     expect(value(gateway, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);

@@ -96,6 +96,13 @@ describe('concurrent runs per tenant', () => {
       const acks = await Promise.all(Array.from({ length: 40 }, (_, i) => sendChat(sockets[i % 2]!, { message: `[[chunks:30]] [[slow:100]] burst ${i}` })));
       const admitted = acks.filter((a) => a.ok);
       expect({ admitted: admitted.length, refused: acks.filter((a) => a.error_code === 'tenant_run_limit').length }).toEqual({ admitted: limit, refused: 40 - limit });
+      // Both gateways count the slots they granted and refused, for the operator's dashboard.
+      const counted = { granted: 0, refused: 0 };
+      for (const url of [burst.url, other.url]) {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        for (const [, result, n] of text.matchAll(/^dataagent_tenant_run_slot_requests_total\{result="(granted|refused)"\} (\d+)$/gm)) counted[result as keyof typeof counted] += Number(n);
+      }
+      expect(counted).toEqual({ granted: limit, refused: 40 - limit });
 
       // The admitted runs end and give their slots back.
       const slots = () => redis.zcard('da:tenant:{initech}:runs');

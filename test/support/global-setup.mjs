@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { aptInstall, ensureSandboxPackages, ensureServerPackages, findExecutable, startMariadb, startRedis } from '../../scripts/local-services.mjs';
+import { aptInstall, ensurePromtool, ensureSandboxPackages, ensureServerPackages, findExecutable, startMariadb, startRedis } from '../../scripts/local-services.mjs';
 
 export const HANDLES_KEY = '__dataagentLocalServices';
 
@@ -18,6 +18,8 @@ export default async function globalSetup() {
   ensureSandboxPackages();
   process.env.DATAAGENT_TEST_CHROMIUM = ensureChromium();
   ensureTmux();
+  // Prometheus's linter, which test/metrics-promtool.test.ts runs on the scraped metrics.
+  process.env.DATAAGENT_TEST_PROMTOOL = ensurePromtool();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-test-'));
   const started = Date.now();
   const [redis, mariadb] = await Promise.allSettled([

@@ -20,6 +20,7 @@ import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
 import { instrumentHttp } from './metrics/http-metrics.js';
 import { serveQueueDepth } from './metrics/queue-depth.js';
+import { queueMetrics } from './metrics/queue-metrics.js';
 import { serveWebUi } from './web/web-ui.js';
 import { serveApiDocs } from './docs/api-docs.js';
 import { serveQueueBoard } from './admin/queue-board.js';
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   const metrics = app.get(Metrics);
   // In a cluster, /metrics covers every process of the host; the queue's counts (the same from any process) once.
   const queue = app.get(RunQueue);
-  const clusterMetrics = inCluster && settings.metrics.enabled ? new ClusterMetricsClient(metrics, () => queue.queue.exportPrometheusMetrics()) : null;
+  const clusterMetrics = inCluster && settings.metrics.enabled ? new ClusterMetricsClient(metrics, () => queueMetrics(queue.queue)) : null;
   instrumentHttp(app, metrics, settings.metrics, clusterMetrics ? () => clusterMetrics.scrape() : undefined);
   // The figure KEDA scales the workers on, beside /metrics and under the same token.
   serveQueueDepth(app, settings.metrics);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
-import { McpConnection, McpUnavailableError, type ListLimits, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
+import { McpConnection, McpUnavailableError, type ListLimits, type McpStatus, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
 
 /** Whose connection: one shared by everyone on this worker (a global server), or one user's. */
 export type PoolScope = { kind: 'global' } | { kind: 'user'; tenantId: string; userId: string };
@@ -111,6 +111,11 @@ export class McpPool {
       if (entry.leases > 0) leased++;
     }
     return { total: this.entries.size, byScope, leased };
+  }
+
+  /** Each pooled connection's server name and status (one item per connection), for the metrics. */
+  statuses(): Array<{ server: string; status: McpStatus }> {
+    return [...this.entries.values()].map((entry) => ({ server: entry.connection.config.name, status: entry.connection.status }));
   }
 
   /**

@@ -48,9 +48,9 @@ describe('Metrics', () => {
     metrics.sampleOnScrape(() => {
       throw new Error('sampler down');
     });
-    metrics.appendOnScrape(async () => '# TYPE bullmq_job_count gauge\nbullmq_job_count{queue="q", state="waiting"} 7');
+    metrics.appendOnScrape(async () => '# TYPE bullmq_jobs gauge\nbullmq_jobs{queue="q", state="waiting"} 7');
     metrics.appendOnScrape(() => Promise.reject(new Error('redis down')));
-    expect(await metrics.scrape()).toMatch(/dataagent_pool_connections\{pool="mysql",state="open"\} 3\n[^]*bullmq_job_count\{queue="q", state="waiting"\} 7\n$/);
+    expect(await metrics.scrape()).toMatch(/dataagent_pool_connections\{pool="mysql",state="open"\} 3\n[^]*bullmq_jobs\{queue="q", state="waiting"\} 7\n$/);
     open = 5;
     const again = await metrics.scrape();
     expect(again).toContain('dataagent_pool_connections{pool="mysql",state="open"} 5');

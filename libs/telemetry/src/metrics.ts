@@ -50,6 +50,13 @@ export function secondsSince(startMs: number, endMs = Date.now()): number {
   return Math.max(0, endMs - startMs) / 1000;
 }
 
+/**
+ * prom-client's default metrics that break Prometheus's naming conventions (`promtool check
+ * metrics` fails on them): gauges named like counters. Each has a twin without the suffix
+ * (`nodejs_active_handles`, …) that carries the same figure, so these are dropped.
+ */
+const NONCONFORMING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 const FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const REQUEST = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const WAIT = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -81,6 +88,9 @@ export class Metrics {
   readonly toolCallDuration = new Histogram({ name: 'dataagent_tool_call_duration_seconds', help: 'Tool calls (built-in, skills and MCP) by tool name and status', labelNames: ['tool', 'status'] as const, buckets: REQUEST, registers: [this.registry] });
   readonly mcpCallDuration = new Histogram({ name: 'dataagent_mcp_call_duration_seconds', help: 'MCP tool calls as audited, by server, tool (server.tool) and status', labelNames: ['server', 'tool', 'status'] as const, buckets: REQUEST, registers: [this.registry] });
 
+  readonly mcpConnections = new Gauge({ name: 'dataagent_mcp_connections', help: "A worker's pooled MCP connections by server and status (connecting, connected, disconnected, error)", labelNames: ['server', 'status'] as const, registers: [this.registry] });
+  readonly tenantRunSlots = new Counter({ name: 'dataagent_tenant_run_slot_requests_total', help: "Runs asking for one of their tenant's run slots (max_concurrent_runs), by result: granted, or refused with 429 tenant_run_limit", labelNames: ['result'] as const, registers: [this.registry] });
+
   readonly poolConnections = new Gauge({ name: 'dataagent_pool_connections', help: 'Connections of a pool by state (mcp: open, leased; mysql: open, idle, waiting requests)', labelNames: ['pool', 'state'] as const, registers: [this.registry] });
 
   private readonly samplers: Array<() => void | Promise<void>> = [];
@@ -88,10 +98,14 @@ export class Metrics {
 
   /** @param defaults Node's process metrics (event-loop lag, heap, GC, CPU); off only in unit tests, where they would keep timers running. */
   constructor(defaults = true) {
-    if (defaults) collectDefaultMetrics({ register: this.registry });
+    if (defaults) {
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of NONCONFORMING_DEFAULTS) this.registry.removeSingleMetric(name);
+    }
     // Every series a dashboard expects exists from the start, at zero.
     for (const transport of TRANSPORTS) this.openSockets.labels(transport).set(0);
     for (const outcome of OUTCOMES) this.runsFinished.labels(outcome).inc(0);
+    for (const result of ['granted', 'refused']) this.tenantRunSlots.labels(result).inc(0);
   }
 
   /** Runs `sample` before each scrape: for gauges read from elsewhere (pool sizes, active runs). */

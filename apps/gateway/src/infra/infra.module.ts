@@ -19,6 +19,7 @@ import { SessionEventRelay } from '#transport/session-event-relay.js';
 import { openTransport, type Transport } from '#transport/transport.js';
 import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
+import { queueMetrics } from '../metrics/queue-metrics.js';
 import { OriginPolicy } from './origin-policy.js';
 import { CONTROL_REDIS, QUEUE_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS, TRANSPORT } from './tokens.js';
 
@@ -94,7 +95,7 @@ export class InfraModule implements OnApplicationShutdown {
  */
 function gatewayMetrics(queue: RunQueue, store: ConversationStore): Metrics {
   const metrics = new Metrics();
-  metrics.appendOnScrape(() => queue.queue.exportPrometheusMetrics());
+  metrics.appendOnScrape(() => queueMetrics(queue.queue));
   metrics.samplePool('mysql', () => (store instanceof MysqlConversationStore ? store.poolStats() : null));
   return metrics;
 }

@@ -4,6 +4,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import type { TenantDirectory } from '#core/tenants/tenant-directory.js';
+import { Metrics } from '#telemetry/metrics.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
@@ -26,6 +27,7 @@ export class Quotas {
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(TENANTS) private readonly tenants: TenantDirectory,
+    private readonly metrics: Metrics,
   ) {
     this.runSlots = new TenantRunSlots(redis);
   }
@@ -44,6 +46,7 @@ export class Quotas {
     if (held !== null && (await this.runSlots.prune(caller.tenantId, Date.now() - SLOT_PRUNE_AFTER_MS, (ids) => this.store.runs.activeAmong(ids))) > 0) {
       held = await this.runSlots.take(caller.tenantId, runId, max);
     }
+    this.metrics.tenantRunSlots.labels(held === null ? 'granted' : 'refused').inc();
     if (held === null) return;
     throw tooMany('tenant_run_limit', `Your organisation has ${held} runs going, its most at once; retry when one ends`, 'concurrent_runs_per_tenant', max, 5);
   }

@@ -2,11 +2,12 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Logger } from 'pino';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js';
-import { Metrics } from '#telemetry/metrics.js';
+import { LabelCap, Metrics } from '#telemetry/metrics.js';
 import { serveMetrics, type MetricsServer } from '#telemetry/metrics-server.js';
 import { LOGGER, MCP, SETTINGS, STORE } from '../infra/tokens.js';
 import type { McpRuntime } from '../mcp/mcp-runtime.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
+import { MAX_SERVER_LABELS } from './run-metrics.js';
 
 /**
  * The worker's metrics on a port of its own (DATAAGENT_METRICS_PORT): a worker serves no other
@@ -31,6 +32,19 @@ export class MetricsEndpoint implements OnApplicationBootstrap, OnApplicationShu
     this.metrics.samplePool('mcp', () => {
       const { total, leased } = this.mcp.pool.stats();
       return { open: total, leased };
+    });
+    // Zero for a server/status pair no connection is in any more: the gauge starts over each scrape.
+    const servers = new LabelCap(MAX_SERVER_LABELS);
+    this.metrics.sampleOnScrape(() => {
+      const counts = new Map<string, { server: string; status: string; count: number }>();
+      for (const { server, status } of this.mcp.pool.statuses()) {
+        const label = servers.of(server);
+        const key = `${label}\n${status}`;
+        const found = counts.get(key) ?? counts.set(key, { server: label, status, count: 0 }).get(key)!;
+        found.count++;
+      }
+      this.metrics.mcpConnections.reset();
+      for (const { server, status, count } of counts.values()) this.metrics.mcpConnections.labels(server, status).set(count);
     });
     const store = this.store;
     this.metrics.samplePool('mysql', () => (store instanceof MysqlConversationStore ? store.poolStats() : null));

@@ -7,7 +7,7 @@ import type { RunJobData } from '#transport/run-queue.js';
 
 /** Distinct tool names (and MCP servers) a worker reports before the rest count as `other`. */
 const MAX_TOOL_LABELS = 300;
-const MAX_SERVER_LABELS = 100;
+export const MAX_SERVER_LABELS = 100;
 const MAX_MODEL_LABELS = 50;
 
 /** One run's part of the worker's metrics. */
