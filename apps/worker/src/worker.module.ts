@@ -27,7 +27,7 @@ import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { importDiskMemories } from './memory/import-disk-memories.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
-import { LOGGER, MCP, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS, TRANSPORT } from './infra/tokens.js';
+import { LOGGER, MCP, QUEUE_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS, TRANSPORT } from './infra/tokens.js';
 import { createMcpRuntime, type McpRuntime } from './mcp/mcp-runtime.js';
 import { MetricsEndpoint } from './metrics/metrics-endpoint.js';
 import { RunMetrics } from './metrics/run-metrics.js';
@@ -82,8 +82,9 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         { provide: RunEventLog, inject: [TRANSPORT], useFactory: (t: Transport) => t.log },
         { provide: SessionEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
-        // Wakes parked runs: BullMQ defines its scripts on the connection it is given, so not the command connection.
-        { provide: RunQueue, useFactory: () => new RunQueue(createRedis(settings.redis.url, `worker-producer-${settings.worker.workerId}`), settings.redis.queueName) },
+        // Wakes parked runs and serves the reaper: BullMQ defines its scripts on the connection it is given, so not the command connection.
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(settings.redis.url, `worker-producer-${settings.worker.workerId}`) },
+        { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: Redis) => new RunQueue(r, settings.redis.queueName) },
         {
           provide: RunLifecycle,
           inject: [RunEventLog, SessionEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],

@@ -10,7 +10,7 @@ import { RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
 import { createRedis, pingRedis } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
-import { LOGGER, MCP, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import { LOGGER, MCP, QUEUE_REDIS, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import type { McpRuntime } from '../mcp/mcp-runtime.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { EventArchiver } from './event-archiver.js';
@@ -35,7 +35,6 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
   private consumer?: RunConsumer;
   private connection?: Redis;
   private subscriber?: Redis;
-  private reaperQueue?: RunQueue;
   private reaperTimer?: NodeJS.Timeout;
   private draining = false;
 
@@ -49,6 +48,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly pendingWrites: PendingWrites,
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly lifecycle: RunLifecycle,
+    private readonly queue: RunQueue,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
     @Inject(MCP) private readonly mcp: McpRuntime,
   ) {}
 
@@ -71,10 +72,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
       for (const runId of runIds) if (this.runner.abort(runId, new RunHandoff('lock_lost'))) this.logger.warn({ run_id: runId }, 'lost the run lock; stopping the run here');
     });
     this.consumer.on('failed', (job, err) => this.logger.error({ run_id: job?.id, err }, 'run job failed'));
-    // On the queue's connection: BullMQ defines its scripts on the connection it is given, and every
-    // auto-pipelined batch of the command connection (the run events' appends) would copy them all.
-    this.reaperQueue = new RunQueue(this.connection, redis.queueName);
-    const reaper = new RunReaper({ store: this.store, lifecycle: this.lifecycle, redis: this.redis, queue: this.reaperQueue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
+    const reaper = new RunReaper({ store: this.store, lifecycle: this.lifecycle, redis: this.redis, queue: this.queue, staleMs: 2 * worker.reaperIntervalMs, logger: this.logger });
     let sweeping = false;
     this.reaperTimer = setInterval(() => {
       if (sweeping) return;
@@ -130,7 +128,9 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     clearTimeout(deadline);
     // No run holds a connection now: every MCP server's session and process goes.
     await this.mcp.close().catch((err: unknown) => this.logger.warn({ err }, 'closing MCP connections failed'));
-    await this.reaperQueue?.close().catch(() => undefined);
+    // No run is left to wake or reap: the queue and its connection go.
+    await this.queue.close().catch(() => undefined);
+    await this.queueRedis.quit().catch(() => undefined);
     await this.archiver.close();
     const lost = await this.pendingWrites.close();
     if (lost > 0) this.logger.error({ lost }, 'database unreachable at shutdown: writes lost');
