@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
@@ -19,6 +19,7 @@ import { ChatRequestDto } from './dto/chat-request.dto.js';
 export class EventStreamController implements OnApplicationShutdown {
   /** Open streams, ended on shutdown so the gateway can stop; clients resume elsewhere by Last-Event-ID. */
   private readonly open = new Set<() => void>();
+  private readonly logger = new Logger('sse');
 
   constructor(
     private readonly chat: ChatService,
@@ -82,6 +83,7 @@ export class EventStreamController implements OnApplicationShutdown {
     };
     let lastSent = afterSeq;
     const dropSlow = () => {
+      this.logger.warn(`dropping a slow client: more than ${limit} bytes buffered`);
       send('error', null, slowConsumerError(run, lastSent, limit));
       end();
       setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
