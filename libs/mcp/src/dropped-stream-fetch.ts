@@ -1,6 +1,7 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpMessageTooLargeError, refusalResponse } from './message-limits.js';
+import { McpUnavailableError } from './mcp-errors.js';
 
 /** Connection errors that mean the request never reached the server. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -32,7 +33,8 @@ export function droppedStreamFetch(base: FetchLike = fetch): FetchLike {
     try {
       response = await base(url, init);
     } catch (err) {
-      if (init?.signal?.aborted) throw err;
+      // Aborted, or refused by a wrapper before anything was sent (a sign-in the server needs).
+      if (init?.signal?.aborted || err instanceof McpUnavailableError) throw err;
       const code = causeCode(err);
       const unreachable = code !== undefined && UNREACHABLE.has(code);
       throw new HttpConnectionError(unreachable ? `cannot reach ${new URL(url).host} (${code})` : `the connection dropped before the server answered (${code ?? describe(err)})`, unreachable);

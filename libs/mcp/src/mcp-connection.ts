@@ -1,20 +1,25 @@
 import { createHash } from 'node:crypto';
+import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolResultSchema, type ElicitRequest, ElicitRequestSchema, type ElicitResult, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { stdioEnvironment } from '#core/mcp/stdio-environment.js';
 import { boundedFetch, type MessageLimit } from './bounded-body.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
+import { McpAuthorizationRequired, McpUnavailableError } from './mcp-errors.js';
 import { MessageGuard } from './message-guard.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, formatBytes, MAX_JSON_DEPTH, McpMessageTooLargeError, refusalOf } from './message-limits.js';
 import { pinnedFetch, type PinnedAddress, type PinnedFetch } from './pinned-fetch.js';
 import { StdioGroupTransport, type StdioGroupOptions } from './stdio-group-transport.js';
 
-export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error';
+export { McpAuthorizationRequired, McpUnavailableError };
+
+export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error' | 'needs_authorization';
 
 /** One tool a server offers, as its tools/list described it. */
 export type McpToolEntry = McpCatalogTool;
@@ -40,19 +45,6 @@ export const PROGRESS_MAX_FACTOR = 10;
 
 export const DEFAULT_LIST_LIMITS: ListLimits = { maxPages: 20, maxTools: 500, maxBytes: 2 * 1024 * 1024, timeoutMs: 15_000 };
 
-/** Why a server could not be reached, in words a person (or the model) can act on. */
-export class McpUnavailableError extends Error {
-  constructor(
-    readonly server: string,
-    readonly reason: string,
-    /** Whether trying again later may help (a timeout, a restart) or not (401, a bad command). */
-    readonly retryable: boolean,
-  ) {
-    super(`MCP server ${server} is unavailable: ${reason}`);
-    this.name = 'McpUnavailableError';
-  }
-}
-
 /** The outbound address policy's answer for a remote server's URL: refused, or the address to connect to. */
 export type UrlCheck = { ok: false; reason: string } | ({ ok: true } & PinnedAddress);
 
@@ -70,6 +62,13 @@ export interface McpConnectionOptions {
   onChange?: (connection: McpConnection) => void;
   /** Starts a stdio server in the caller's sandbox; absent: the command is spawned as it is. */
   launchStdio?: StdioGroupOptions['launch'];
+  /** Signs a remote server's requests (a person's OAuth sign-in, see oauth/mcp-oauth-session.ts). */
+  authorizeFetch?: (base: FetchLike) => FetchLike;
+  /**
+   * Answers the server's `elicitation/create` (form and URL modes) by asking the person; absent,
+   * the client does not offer elicitation. Defaults in a form's schema fill what the answer omits.
+   */
+  onElicitation?: (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 }
 
 /**
@@ -114,7 +113,9 @@ export class McpConnection {
       pinned = check;
     }
     const { transport, guarded } = this.createTransport(pinned);
-    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: {} });
+    const elicit = this.options.onElicitation;
+    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: elicit ? { elicitation: { form: { applyDefaults: true }, url: {} } } : {} });
+    if (elicit) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request.params, extra.signal));
     client.onclose = () => {
       if (this.client !== client) return;
       if (!this.closing) this.setStatus('disconnected', this.lastError ?? 'the connection closed');
@@ -139,7 +140,7 @@ export class McpConnection {
     } catch (err) {
       const unavailable = err instanceof McpUnavailableError ? err : new McpUnavailableError(this.config.name, this.reasonFor(err), isRetryable(err));
       await this.close().catch(() => undefined);
-      this.setStatus('error', unavailable.reason);
+      this.setStatus(unavailable instanceof McpAuthorizationRequired ? 'needs_authorization' : 'error', unavailable.reason);
       throw unavailable;
     } finally {
       clearTimeout(timer);
@@ -176,6 +177,13 @@ export class McpConnection {
       } catch (err) {
         const refused = refusalOf(this.config.name, err);
         if (refused) throw refused;
+        if (err instanceof McpAuthorizationRequired) {
+          if (this.client === client) {
+            this.setStatus('needs_authorization', err.reason);
+            await this.close();
+          }
+          throw err;
+        }
         await this.markLost(client, err);
         throw err;
       }
@@ -230,7 +238,12 @@ export class McpConnection {
   async close(): Promise<void> {
     this.closing = true;
     await this.dispose();
-    if (this.status !== 'error') this.setStatus('disconnected');
+    if (this.status !== 'error' && this.status !== 'needs_authorization') this.setStatus('disconnected');
+  }
+
+  /** Why the server wants sign-in, when it does. */
+  get needsAuthorization(): boolean {
+    return this.status === 'needs_authorization';
   }
 
   private async dispose(): Promise<void> {
@@ -331,14 +344,18 @@ export class McpConnection {
     const requestInit: RequestInit = config.headers ? { headers: config.headers } : {};
     const url = new URL(config.url!);
     this.http = pinned ? pinnedFetch(pinned) : undefined;
-    const base = this.http?.fetch ?? fetch;
-    if (config.transport !== 'sse') return new StreamableHTTPClientTransport(url, { requestInit, fetch: droppedStreamFetch(boundedFetch(base, limit)) });
+    const plain: FetchLike = this.http?.fetch ?? fetch;
+    const base = this.options.authorizeFetch ? this.options.authorizeFetch(plain) : plain;
+    const authProvider = machineCredentials(config);
+    if (config.transport !== 'sse') {
+      return new StreamableHTTPClientTransport(url, { requestInit, fetch: droppedStreamFetch(boundedFetch(base, limit)), ...(authProvider ? { authProvider } : {}) });
+    }
     const onOversizedEvent = (head: string) => {
       refuse(new McpMessageTooLargeError(config.name, limit.maxBytes), head);
       // Every answer comes down this one stream, and it is cut: the connection is of no more use.
       void this.markUnavailable(`its event stream was cut at a message of more than ${formatBytes(limit.maxBytes)} (DATAAGENT_MCP_MAX_MESSAGE_BYTES)`);
     };
-    return new SSEClientTransport(url, { requestInit, fetch: boundedFetch(base, limit), eventSourceInit: { fetch: withHeaders(boundedFetch(base, limit, onOversizedEvent), config.headers) } });
+    return new SSEClientTransport(url, { requestInit, fetch: boundedFetch(base, limit), ...(authProvider ? { authProvider } : {}), eventSourceInit: { fetch: withHeaders(boundedFetch(base, limit, onOversizedEvent), config.headers) } });
   }
 
   private reasonFor(err: unknown): string {
@@ -352,6 +369,19 @@ export class McpConnection {
     else if (status === 'connected') this.lastError = undefined;
     this.options.onChange?.(this);
   }
+}
+
+/**
+ * An operator's server signed in to as DataAgent itself (the client credentials grant, with a
+ * secret or a private key JWT): the SDK fetches and renews the token on a 401.
+ */
+function machineCredentials(config: McpServerConfig): OAuthClientProvider | undefined {
+  const oauth = config.oauth;
+  if (oauth?.grant !== 'client_credentials' || !oauth.clientId) return undefined;
+  if (oauth.privateKey) {
+    return new PrivateKeyJwtProvider({ clientId: oauth.clientId, privateKey: oauth.privateKey, algorithm: oauth.signingAlgorithm ?? 'RS256', clientName: 'DataAgent', ...(oauth.scope ? { scope: oauth.scope } : {}) });
+  }
+  return new ClientCredentialsProvider({ clientId: oauth.clientId, clientSecret: oauth.clientSecret ?? '', clientName: 'DataAgent', ...(oauth.scope ? { scope: oauth.scope } : {}) });
 }
 
 /** The SSE transport's GET goes through EventSource, which takes headers only through its fetch. */

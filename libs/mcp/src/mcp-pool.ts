@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
-import { McpConnection, McpUnavailableError, type ListLimits, type McpStatus, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
+import { McpAuthorizationRequired, McpConnection, McpUnavailableError, type ListLimits, type McpStatus, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
 
 /** Whose connection: one shared by everyone on this worker (a global server), or one user's. */
 export type PoolScope = { kind: 'global' } | { kind: 'user'; tenantId: string; userId: string };
@@ -241,6 +241,9 @@ export class McpPool {
           entry.pingFailures = 0;
         })
         .catch((err: unknown) => {
+          // The server answered: it wants this person to sign in, which waiting does not change
+          // and which says nothing of the server's health for anyone else.
+          if (err instanceof McpAuthorizationRequired) throw err;
           breaker.failures++;
           breaker.failedAt.push(this.now);
           const backoff = Math.min(this.options.backoffMaxMs, this.options.backoffBaseMs * 2 ** (breaker.failures - 1));

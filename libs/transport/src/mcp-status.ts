@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { redisKeys } from './redis-keys.js';
 
-export const MCP_SERVER_STATES = ['connected', 'connecting', 'disconnected', 'error'] as const;
+export const MCP_SERVER_STATES = ['connected', 'connecting', 'disconnected', 'error', 'needs_authorization'] as const;
 export type McpServerState = (typeof MCP_SERVER_STATES)[number];
 
 /** One server's status for one user, as the worker that last checked it wrote it. */

@@ -33,6 +33,31 @@ export interface McpServerConfig {
   tools?: Record<string, McpToolSettings>;
   /** stdio, the operator's servers only: what the server's sandbox adds to the caller's workspace. */
   sandbox?: McpSandboxSettings;
+  /** sse and streamable-http: how DataAgent signs in to the server with OAuth 2 (see docs/mcp-oauth.md). */
+  oauth?: McpOAuthSettings;
+}
+
+/**
+ * OAuth settings of a remote server. Without them a server that answers 401 still gets a
+ * person's sign-in: discovery, a client metadata document or dynamic registration.
+ */
+export interface McpOAuthSettings {
+  /** Credentials registered with the server's authorization server beforehand. */
+  clientId?: string;
+  /** A secret value: stored encrypted, never returned. */
+  clientSecret?: string;
+  /** How a pre-registered client authenticates at the token endpoint; default what the server supports. */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'none';
+  /**
+   * `authorization_code` (default): each person signs in. `client_credentials`, for the
+   * operator's servers only: DataAgent signs in as itself, with `clientSecret` or `privateKey`.
+   */
+  grant?: 'authorization_code' | 'client_credentials';
+  /** client_credentials with private_key_jwt: the PEM private key (a secret value) and its JWS algorithm (default RS256). */
+  privateKey?: string;
+  signingAlgorithm?: string;
+  /** Scope to ask for when the server names none. */
+  scope?: string;
 }
 
 /** What the operator grants one of its stdio servers inside the sandbox. */
