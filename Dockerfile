@@ -3,7 +3,7 @@
 #   worker:             docker run dataagent node dist/apps/worker/src/main.js
 # Configuration comes from DATAAGENT_* / OPENAI_* environment variables (see README.md).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
@@ -12,7 +12,7 @@ COPY apps ./apps
 COPY libs ./libs
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # tini as PID 1: forwards SIGTERM to node (graceful drain) and reaps the shell tool's children.
 # bubblewrap and slirp4netns: the worker's sandbox for users' commands and stdio MCP servers (it
 # needs unprivileged user namespaces in the container; without them the worker says so).

@@ -30,15 +30,15 @@ export default {
     {
       ...shared,
       displayName: 'unit',
-      // test/architecture.test.ts needs no server: it runs the architecture check on a copy of the sources.
-      testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/architecture.test.ts'],
+      // test/architecture.test.ts and test/node-versions.test.ts need no server: they check sources and node_modules.
+      testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/{architecture,node-versions}.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '\\.int\\.spec\\.ts$'],
     },
     {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/{apps,libs}/**/*.int.spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '/test/architecture\\.test\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/test/(architecture|node-versions)\\.test\\.ts$'],
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },

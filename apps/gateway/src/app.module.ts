@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
 import { AgentsController } from './agents/agents.controller.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -14,9 +12,10 @@ import { UserSockets } from './chat/user-sockets.js';
 import { WsChatServer } from './chat/ws-chat.server.js';
 import { ControlService } from './control/control.service.js';
 import { HitlController } from './control/hitl.controller.js';
-import { HEALTH_PATH, HealthController } from './health/health.controller.js';
+import { HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
+import { LoggingModule } from './logging/logging.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { SessionAccess } from './sessions/session-access.service.js';
 import { SessionCleanup } from './sessions/session-cleanup.service.js';
@@ -36,28 +35,7 @@ export class AppModule {
         AuthModule,
         McpModule,
         AdminModule,
-        LoggerModule.forRoot({
-          pinoHttp: {
-            level: settings.log.level,
-            base: { service: 'gateway', pid: process.pid },
-            genReqId: (req, res) => {
-              const given = req.headers['x-request-id'];
-              const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-              res.setHeader('X-Request-Id', id);
-              return id;
-            },
-            customProps: (req) => ({ request_id: req.id }),
-            // A request's lines name it (method, path, remote address), never its headers: no API key,
-            // token or cookie can reach a log, and nothing needs redacting (which cost the most of
-            // pino-http's time per request).
-            serializers: {
-              req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: req.url, remoteAddress: req.remoteAddress }),
-              res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-            },
-            // Probes every few seconds would drown the request log.
-            autoLogging: { ignore: (req) => HEALTH_PATH.test(req.url ?? '') },
-          },
-        }),
+        LoggingModule.forRoot({ level: settings.log.level }),
       ],
       controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController],
       providers: [

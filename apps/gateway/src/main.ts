@@ -4,7 +4,6 @@ import { NestFactory } from '@nestjs/core';
 import { RequestMethod, ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { Logger } from 'nestjs-pino';
 import { ConfigError } from '#core/config/env.js';
 import { AppModule } from './app.module.js';
 import { ApiExceptionFilter } from './common/api-exception.filter.js';
@@ -18,6 +17,7 @@ import { RunQueue } from '#transport/run-queue.js';
 import { startTracing } from '#telemetry/tracing.js';
 import { plainJson } from './common/plain-json.js';
 import { loadGatewaySettings, type GatewaySettings } from './infra/gateway-config.js';
+import { GatewayLogger } from './logging/gateway-logger.js';
 import { instrumentHttp } from './metrics/http-metrics.js';
 import { serveQueueDepth } from './metrics/queue-depth.js';
 import { queueMetrics } from './metrics/queue-metrics.js';
@@ -52,10 +52,11 @@ async function main(): Promise<void> {
   // OTLP traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise.
   const stopTracing = await startTracing('dataagent-gateway');
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, stopTracing), { bufferLogs: true, bodyParser: false });
-  app.useLogger(app.get(Logger));
+  const logger = app.get(GatewayLogger);
+  app.useLogger(logger);
   // A failure nobody awaited (a Redis error reply, a client gone mid-write) must not take every
   // connection of this gateway down with it.
-  process.on('unhandledRejection', (err) => app.get(Logger).error({ err }, 'unhandled rejection'));
+  process.on('unhandledRejection', (err) => logger.pino.error({ err }, 'unhandled rejection'));
   // First of all: every request is counted, and /metrics answers outside the API's checks.
   const metrics = app.get(Metrics);
   // In a cluster, /metrics covers every process of the host; the queue's counts (the same from any process) once.
