@@ -24,6 +24,7 @@ import { SessionsController } from './sessions/sessions.controller.js';
 import { MemoryController } from './users/memory.controller.js';
 import { MeController } from './users/me.controller.js';
 import { OpenAiCompatController } from './openai-compat/openai-compat.controller.js';
+import { withoutUrlSecrets } from './auth/stream-tickets.service.js';
 
 @Module({})
 export class AppModule {
@@ -48,10 +49,10 @@ export class AppModule {
             },
             customProps: (req) => ({ request_id: req.id }),
             // A request's lines name it (method, path, remote address), never its headers: no API key,
-            // token or cookie can reach a log, and nothing needs redacting (which cost the most of
-            // pino-http's time per request).
+            // token or cookie can reach a log, and nothing else needs redacting (which cost the most
+            // of pino-http's time per request) but the URL's stream ticket or WebSocket api_key.
             serializers: {
-              req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: req.url, remoteAddress: req.remoteAddress }),
+              req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: withoutUrlSecrets(req.url), remoteAddress: req.remoteAddress }),
               res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
             },
             // Probes every few seconds would drown the request log.
