@@ -6,7 +6,7 @@ import type { Caller } from '#core/auth/caller.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ApiError } from '../common/api-error.js';
-import { startEventStream } from '../common/event-stream-response.js';
+import { sseEventName, startEventStream } from '../common/event-stream-response.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
@@ -14,7 +14,10 @@ import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 
 
-/** Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID resumes. */
+/**
+ * Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID
+ * resumes; its name is its event_type, but `run_error` for an `error` (see sseEventName).
+ */
 @Controller()
 export class EventStreamController implements OnApplicationShutdown {
   /** Open streams, ended on shutdown so the gateway can stop; clients resume elsewhere by Last-Event-ID. */
@@ -42,7 +45,7 @@ export class EventStreamController implements OnApplicationShutdown {
 
   /** Replays a run's events after Last-Event-ID (or ?after_seq), then streams live ones until done. */
   @Get('runs/:runId/events')
-  @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there" })
+  @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there. A run's `error` events are named `run_error` on this stream" })
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: '`<run_id>:<seq>` of the last event received' })
   @ApiQuery({ name: 'after_seq', required: false, type: Number, description: 'The last seq received, for clients that cannot send Last-Event-ID' })
@@ -82,13 +85,13 @@ export class EventStreamController implements OnApplicationShutdown {
     };
     let lastSent = afterSeq;
     const dropSlow = () => {
-      send('error', null, slowConsumerError(run, lastSent, limit));
+      send(sseEventName('error'), null, slowConsumerError(run, lastSent, limit));
       end();
       setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
     };
     const write = (event: EventDict, live: boolean, raw?: string) => {
       if (ended) return;
-      send(event.event_type, `${event.run_id}:${event.seq}`, event, raw);
+      send(sseEventName(event.event_type), `${event.run_id}:${event.seq}`, event, raw);
       lastSent = event.seq;
       if (event.event_type === 'done') return end();
       // writableLength counts what the response and its socket still hold for this client. A
@@ -115,7 +118,7 @@ export class EventStreamController implements OnApplicationShutdown {
       if (this.open.delete(end)) sockets.dec();
       ended = true;
       if (!res.headersSent) throw err;
-      send('error', null, gatewayErrorEvent(run, 'stream_failed', 'The event stream failed; resume with Last-Event-ID'));
+      send(sseEventName('error'), null, gatewayErrorEvent(run, 'stream_failed', 'The event stream failed; resume with Last-Event-ID'));
       res.end();
       return;
     }
