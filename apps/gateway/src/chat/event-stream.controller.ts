@@ -1,10 +1,12 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/auth/caller.js';
 import { Metrics } from '#telemetry/metrics.js';
-import { CurrentCaller } from '../auth/api-key.guard.js';
+import { AcceptsStreamTicket, CurrentCaller } from '../auth/api-key.guard.js';
+import { StreamTickets } from '../auth/stream-tickets.service.js';
+import { API_PREFIX } from '../common/api-prefix.js';
 import { ApiError } from '../common/api-error.js';
 import { sseEventName, startEventStream } from '../common/event-stream-response.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -12,11 +14,13 @@ import { SETTINGS } from '../infra/tokens.js';
 import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
+import { StreamTicketDto } from './dto/stream-ticket.dto.js';
 
 
 /**
  * Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID
  * resumes; its name is its event_type, but `run_error` for an `error` (see sseEventName).
+ * Browsers, whose EventSource sends no header, open a run's stream with a stream ticket.
  */
 @Controller()
 export class EventStreamController implements OnApplicationShutdown {
@@ -27,6 +31,7 @@ export class EventStreamController implements OnApplicationShutdown {
     private readonly chat: ChatService,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
     private readonly metrics: Metrics,
+    private readonly tickets: StreamTickets,
   ) {}
 
   onApplicationShutdown(): void {
@@ -43,8 +48,24 @@ export class EventStreamController implements OnApplicationShutdown {
     await this.pipe(run, 0, res);
   }
 
+  /**
+   * A short-lived ticket that opens this run's event stream without a key in the request: for a
+   * browser's EventSource, which cannot send X-API-Key. Only the run's owner gets one (404 otherwise).
+   */
+  @Post('runs/:runId/stream-tickets')
+  @HttpCode(201)
+  @ApiOperation({ summary: "A short-lived ticket that opens the run's event stream (`?ticket=`) for clients that cannot send X-API-Key, such as a browser's EventSource" })
+  @ApiCreatedResponse({ type: StreamTicketDto })
+  async ticket(@CurrentCaller() caller: Caller, @Param('runId') runId: string): Promise<StreamTicketDto> {
+    await this.chat.resolveRun(caller, undefined, runId);
+    const path = `/${API_PREFIX}/runs/${encodeURIComponent(runId)}/events`;
+    const issued = await this.tickets.issue(caller, path);
+    return { ticket: issued.ticket, run_id: runId, url: `${path}?ticket=${issued.ticket}`, expires_at: issued.expiresAt.toISOString(), expires_in: issued.expiresInSeconds };
+  }
+
   /** Replays a run's events after Last-Event-ID (or ?after_seq), then streams live ones until done. */
   @Get('runs/:runId/events')
+  @AcceptsStreamTicket()
   @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there. A run's `error` events are named `run_error` on this stream" })
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: '`<run_id>:<seq>` of the last event received' })
