@@ -139,6 +139,8 @@ describe('two tenants attacking each other', () => {
     await probe('POST', '/chat/stream', { session_id: a.session, message: 'stream it' }, [a.session]);
     await probe('GET', `/runs/${a.run}/events`, undefined, [a.run]);
     await probe('GET', `/runs/${a.pendingRun}/events?after_seq=0`, undefined, [a.pendingRun]);
+    // A stream ticket for another's run would open its stream without their key.
+    await probe('POST', `/runs/${a.run}/stream-tickets`, undefined, [a.run]);
     // A request id names its run.
     await probe('POST', `/hitl/${a.requestId}`, { decision: 'approve' }, [a.requestId, a.pendingRun]);
     await probe('POST', `/hitl/${a.requestId}`, { decision: 'reject', message: 'no' }, [a.requestId, a.pendingRun]);

@@ -7,6 +7,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 export const VIEWPORTS = {
   desktop: { width: 1280, height: 800 },
   phone: { width: 360, height: 740 },
+  /** A desktop tall enough that a conversation needs no scrolling: axe-core cannot judge the contrast of text scrolled out of view. */
+  tall: { width: 1280, height: 2400 },
 } as const;
 export type ViewportName = keyof typeof VIEWPORTS;
 
@@ -45,9 +47,12 @@ export class TestBrowser {
     return this.browser.version();
   }
 
-  /** A new context and page at `url`'s origin; nothing is loaded yet. */
-  async open(url: string, viewport: ViewportName = 'desktop'): Promise<WatchedPage> {
-    const context = await this.browser.newContext({ viewport: VIEWPORTS[viewport], baseURL: url });
+  /**
+   * A new context and page at `url`'s origin; nothing is loaded yet. `bypassCSP` lets a test
+   * inject its own script (axe-core) into a page whose policy allows only the gateway's.
+   */
+  async open(url: string, viewport: ViewportName = 'desktop', options: { bypassCSP?: boolean } = {}): Promise<WatchedPage> {
+    const context = await this.browser.newContext({ viewport: VIEWPORTS[viewport], baseURL: url, bypassCSP: options.bypassCSP ?? false });
     return new WatchedPage(await context.newPage(), context, new URL(url));
   }
 

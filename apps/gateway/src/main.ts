@@ -27,6 +27,7 @@ import { serveQueueBoard } from './admin/queue-board.js';
 import { HEALTH_PATH } from './health/health.controller.js';
 import { followPrimaryShutdown, GatewayPrimary, gatewayUrl, isGatewayClusterProcess } from './infra/gateway-cluster.js';
 import { ClusterMetricsClient } from './metrics/cluster-metrics.js';
+import { API_PREFIX } from './common/api-prefix.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
   // The demo UI at `/`, behind the same Host/Origin check as the API.
   serveWebUi(app);
   // The OpenAI-compatible API lives where OpenAI clients look for it: /v1.
-  app.setGlobalPrefix('api/v1', { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/models/:id', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/models/:id', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }] });
   serveApiDocs(app, version);
   if (settings.server.bullBoard) serveQueueBoard(app, settings.tenancy.multiTenant);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));

@@ -133,11 +133,14 @@ function App() {
         ${me && html`<span class="who" data-testid="signed-in-as" title=${`role: ${me.role}`}>${me.auth_disabled ? 'local' : `${me.tenant_id}/${me.user_id}`}</span>`}
       </form>
     </header>
-    ${authError && html`<p class="auth-error" data-testid="auth-error" role="alert">${authError}</p>`}
-    ${problem && html`<p class="banner" role="alert">${problem}</p>`}
-    <main id="panel" role=${me ? 'tabpanel' : undefined} aria-labelledby=${me ? `tab-${tab}` : undefined}>
-      ${me && store && tab === 'chat' && html`<${ChatTab} store=${store} />`}
-      ${me && tab === 'mcp' && html`<${McpTab} me=${me} changes=${mcpChanges} />`}
+    <main>
+      ${authError && html`<p class="auth-error" data-testid="auth-error" role="alert">${authError}</p>`}
+      ${problem && html`<p class="banner" role="alert">${problem}</p>`}
+      ${me &&
+      html`<div id="panel" class="panel" role="tabpanel" aria-labelledby=${`tab-${tab}`}>
+        ${store && tab === 'chat' && html`<${ChatTab} store=${store} />`}
+        ${tab === 'mcp' && html`<${McpTab} me=${me} changes=${mcpChanges} />`}
+      </div>`}
       ${!me && !checking && html`<section class="welcome"><h2>Sign in</h2><p>Enter your DataAgent API key above. It stays in this browser (localStorage) and is sent only to this gateway.</p></section>`}
     </main>
   `;

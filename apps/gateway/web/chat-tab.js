@@ -111,6 +111,15 @@ function Composer({ store }) {
   };
   // A new chat or another session: the cursor goes where the person will type.
   useEffect(() => input.current?.focus(), [store.sessionId]);
+  // A run that ends disables Stop. Whoever pressed it (or lost the focus to the page meanwhile)
+  // is put back in the message box rather than nowhere; a focus elsewhere stays where it is.
+  const stop = useRef(null);
+  const wasStreaming = useRef(streaming);
+  useEffect(() => {
+    const active = document.activeElement;
+    if (wasStreaming.current && !streaming && (!active || active === document.body || active === stop.current)) input.current?.focus();
+    wasStreaming.current = streaming;
+  }, [streaming]);
   return html`
     <form class="composer" onSubmit=${(e) => (e.preventDefault(), submit())}>
       <label for="message-input" class="visually-hidden">Message</label>
@@ -126,7 +135,7 @@ function Composer({ store }) {
       ></textarea>
       <div class="composer-actions">
         <button type="submit" class="primary" data-testid="send" disabled=${!canSend}>Send</button>
-        <button type="button" data-testid="stop" disabled=${!streaming} onClick=${() => store.cancel()}>Stop</button>
+        <button type="button" ref=${stop} data-testid="stop" disabled=${!streaming} onClick=${() => store.cancel()}>Stop</button>
       </div>
     </form>
   `;

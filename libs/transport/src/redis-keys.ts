@@ -22,6 +22,11 @@ export const redisKeys = {
   workspaceArchiveLease: (rootScope: string) => `da:workspace-archive:${rootScope}:lease`,
   /** An OpenAI-compatible request's Idempotency-Key, per caller (the key hashed): JSON {body, run_id?, session_id?}. */
   openAiIdempotency: (tenantId: string, userId: string, keyHash: string) => `da:openai:{${tenantId}:${userId}}:idempotency:${keyHash}`,
+  /**
+   * A stream ticket, by the SHA-256 of the ticket (never the ticket): JSON {tenant_id, user_id,
+   * role, key_id?, path}, expiring with the ticket. Any gateway redeems it.
+   */
+  streamTicket: (ticketHash: string) => `da:stream-ticket:${ticketHash}`,
   /** Prefix of the requests-per-minute counters (rate-limiter-flexible adds the tenant and user). */
   quotaRequestsPerMinutePrefix: 'da:quota:rpm',
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */

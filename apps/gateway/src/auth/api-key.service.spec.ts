@@ -21,6 +21,25 @@ describe('ApiKeyService', () => {
     await expect(keys.resolve('test-key-carol')).rejects.toThrow(/not valid/);
   });
 
+  it('says whether the key a caller came from still holds: what was issued on a key (a stream ticket) ends with it', async () => {
+    const store = new MemoryApiKeyStore();
+    const keys = service(['test-key-alice:acme:alice'], store, 60);
+    const alice = await keys.resolve('test-key-alice');
+    expect(await keys.isStillValid(alice)).toBe(true);
+    // An environment key taken out of the configuration, or named for someone else.
+    expect(await service(['test-key-bob0:acme:bob'], store).isStillValid(alice)).toBe(false);
+    expect(await keys.isStillValid({ ...alice, userId: 'mallory' })).toBe(false);
+    const issued = issueApiKey();
+    await store.create({ tenantId: 'acme', userId: 'dave', role: 'user', createdBy: 'acme/carol', createdAt: new Date(), keyId: issued.keyId, keyHash: issued.keyHash, prefix: issued.prefix });
+    const dave = await keys.resolve(issued.key);
+    expect(await keys.isStillValid(dave)).toBe(true);
+    await store.revoke(issued.keyId, new Date());
+    // At once, although the resolve cache still trusts the key for a minute.
+    expect(await keys.isStillValid(dave)).toBe(false);
+    expect(await keys.resolve(issued.key)).toMatchObject({ userId: 'dave' });
+    expect(await keys.isStillValid({ tenantId: 'acme', userId: 'nobody', role: 'user' })).toBe(false);
+  });
+
   it('refuses to start on a bad entry rather than guess (an unknown role was once read as user)', () => {
     expect(() => service(['test-key-alice:acme:alice:root'])).toThrow(/entry 1: the role "root"/);
   });

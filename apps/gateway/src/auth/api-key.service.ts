@@ -71,6 +71,26 @@ export class ApiKeyService {
     return caller;
   }
 
+  /** Whether every request is the anonymous caller (DATAAGENT_AUTH_DISABLED). */
+  get authDisabled(): boolean {
+    return this.disabled;
+  }
+
+  /**
+   * Whether the key `caller` was resolved from still resolves to them: an environment key still
+   * configured, an issued key neither revoked nor expired (read from the store, not the cache:
+   * what was issued on a key must end with it). Always, with auth disabled.
+   */
+  async isStillValid(caller: Caller): Promise<boolean> {
+    if (this.disabled) return true;
+    const { keyId } = caller;
+    if (!keyId) return false;
+    if (keyId.startsWith('env-')) return this.entries.some((e) => e.caller.keyId === keyId && e.caller.tenantId === caller.tenantId && e.caller.userId === caller.userId);
+    const record = await this.store.apiKeys.get(keyId);
+    if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) return false;
+    return record.tenantId === caller.tenantId && record.userId === caller.userId;
+  }
+
   /** Forgets what this gateway cached about a key (it was just revoked here). */
   forget(keyHash: string): void {
     this.cache.delete(keyHash);

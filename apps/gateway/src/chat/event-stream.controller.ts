@@ -1,20 +1,27 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/auth/caller.js';
 import { Metrics } from '#telemetry/metrics.js';
-import { CurrentCaller } from '../auth/api-key.guard.js';
+import { AcceptsStreamTicket, CurrentCaller } from '../auth/api-key.guard.js';
+import { StreamTickets } from '../auth/stream-tickets.service.js';
+import { API_PREFIX } from '../common/api-prefix.js';
 import { ApiError } from '../common/api-error.js';
-import { startEventStream } from '../common/event-stream-response.js';
+import { sseEventName, startEventStream } from '../common/event-stream-response.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
+import { StreamTicketDto } from './dto/stream-ticket.dto.js';
 
 
-/** Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID resumes. */
+/**
+ * Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID
+ * resumes; its name is its event_type, but `run_error` for an `error` (see sseEventName).
+ * Browsers, whose EventSource sends no header, open a run's stream with a stream ticket.
+ */
 @Controller()
 export class EventStreamController implements OnApplicationShutdown {
   /** Open streams, ended on shutdown so the gateway can stop; clients resume elsewhere by Last-Event-ID. */
@@ -25,6 +32,7 @@ export class EventStreamController implements OnApplicationShutdown {
     private readonly chat: ChatService,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
     private readonly metrics: Metrics,
+    private readonly tickets: StreamTickets,
   ) {}
 
   onApplicationShutdown(): void {
@@ -41,9 +49,25 @@ export class EventStreamController implements OnApplicationShutdown {
     await this.pipe(run, 0, res);
   }
 
+  /**
+   * A short-lived ticket that opens this run's event stream without a key in the request: for a
+   * browser's EventSource, which cannot send X-API-Key. Only the run's owner gets one (404 otherwise).
+   */
+  @Post('runs/:runId/stream-tickets')
+  @HttpCode(201)
+  @ApiOperation({ summary: "A short-lived ticket that opens the run's event stream (`?ticket=`) for clients that cannot send X-API-Key, such as a browser's EventSource" })
+  @ApiCreatedResponse({ type: StreamTicketDto })
+  async ticket(@CurrentCaller() caller: Caller, @Param('runId') runId: string): Promise<StreamTicketDto> {
+    await this.chat.resolveRun(caller, undefined, runId);
+    const path = `/${API_PREFIX}/runs/${encodeURIComponent(runId)}/events`;
+    const issued = await this.tickets.issue(caller, path);
+    return { ticket: issued.ticket, run_id: runId, url: `${path}?ticket=${issued.ticket}`, expires_at: issued.expiresAt.toISOString(), expires_in: issued.expiresInSeconds };
+  }
+
   /** Replays a run's events after Last-Event-ID (or ?after_seq), then streams live ones until done. */
   @Get('runs/:runId/events')
-  @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there" })
+  @AcceptsStreamTicket()
+  @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there. A run's `error` events are named `run_error` on this stream" })
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: '`<run_id>:<seq>` of the last event received' })
   @ApiQuery({ name: 'after_seq', required: false, type: Number, description: 'The last seq received, for clients that cannot send Last-Event-ID' })
@@ -84,13 +108,13 @@ export class EventStreamController implements OnApplicationShutdown {
     let lastSent = afterSeq;
     const dropSlow = () => {
       this.logger.warn(`dropping a slow client: more than ${limit} bytes buffered`);
-      send('error', null, slowConsumerError(run, lastSent, limit));
+      send(sseEventName('error'), null, slowConsumerError(run, lastSent, limit));
       end();
       setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
     };
     const write = (event: EventDict, live: boolean, raw?: string) => {
       if (ended) return;
-      send(event.event_type, `${event.run_id}:${event.seq}`, event, raw);
+      send(sseEventName(event.event_type), `${event.run_id}:${event.seq}`, event, raw);
       lastSent = event.seq;
       if (event.event_type === 'done') return end();
       // writableLength counts what the response and its socket still hold for this client. A
@@ -117,7 +141,7 @@ export class EventStreamController implements OnApplicationShutdown {
       if (this.open.delete(end)) sockets.dec();
       ended = true;
       if (!res.headersSent) throw err;
-      send('error', null, gatewayErrorEvent(run, 'stream_failed', 'The event stream failed; resume with Last-Event-ID'));
+      send(sseEventName('error'), null, gatewayErrorEvent(run, 'stream_failed', 'The event stream failed; resume with Last-Event-ID'));
       res.end();
       return;
     }

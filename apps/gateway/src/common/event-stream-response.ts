@@ -12,3 +12,13 @@ export const EVENT_STREAM_HEADERS = {
 export function startEventStream(res: Response): void {
   if (!res.headersSent) res.status(200).set(EVENT_STREAM_HEADERS);
 }
+
+/**
+ * The SSE `event:` name of a run event: its event_type, except `error`, which goes out as
+ * `run_error`. EventSource fires its own `error` (a failed or closed connection, with no data),
+ * so a listener for a run's errors would hear both under one name, and fail on `data: undefined`.
+ * The JSON in `data:` is the event as everywhere else (`event_type: "error"`).
+ */
+export function sseEventName(eventType: string): string {
+  return eventType === 'error' ? 'run_error' : eventType;
+}

@@ -36,6 +36,13 @@ export class ServerConfig {
   @Env('DATAAGENT_MAX_SESSIONS_PER_USER', 'int') @IsInt() @Min(0)
   maxSessionsPerUser = 0;
 
+  /**
+   * Seconds a stream ticket (POST /api/v1/runs/{run_id}/stream-tickets) opens its run's event
+   * stream for: a browser's EventSource, which cannot send a header, reconnects with it meanwhile.
+   */
+  @Env('DATAAGENT_STREAM_TICKET_SECONDS', 'number') @IsNumber() @Min(1) @Max(3600)
+  streamTicketSeconds = 60;
+
   /** Seconds a gateway trusts what it read about an issued key: a revocation applies everywhere within this. */
   @Env('DATAAGENT_API_KEY_CACHE_SECONDS', 'number') @IsNumber() @Min(0) @Max(60)
   apiKeyCacheSeconds = 2;

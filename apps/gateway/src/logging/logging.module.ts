@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import { HEALTH_PATH } from '../health/health.controller.js';
 import { GatewayLogger, requestLog } from './gateway-logger.js';
+import { withoutUrlSecrets } from '../auth/stream-tickets.service.js';
 
 const HTTP_LOG = Symbol('HTTP_LOG');
 
@@ -43,7 +44,7 @@ export class LoggingModule implements NestModule {
         // token or cookie can reach a log, and nothing needs redacting (which cost the most of
         // pino-http's time per request).
         serializers: {
-          req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: req.url, remoteAddress: req.remoteAddress }),
+          req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: withoutUrlSecrets(req.url), remoteAddress: req.remoteAddress }),
           res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
         },
         // Probes every few seconds would drown the request log.
