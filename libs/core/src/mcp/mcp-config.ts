@@ -155,6 +155,10 @@ export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = '', 
     const headers = stringMap(raw.headers, 'headers', fail);
     if (headers) server.headers = headers;
     if (raw.command !== undefined) fail('command', `is not used by a ${transport} server`);
+    if (raw.oauth !== undefined) {
+      const oauth = oauthSettings(raw.oauth, operator, fail);
+      if (oauth) server.oauth = oauth;
+    }
   }
 
   const timeout = raw.timeout_ms ?? raw.timeoutMs;
@@ -188,6 +192,40 @@ export function parseMcpServer(raw: unknown, nameFromKey?: string, prefix = '', 
     }
   }
   return errors.length > 0 ? { errors } : { server: server as McpServerConfig, errors };
+}
+
+const OAUTH_KEYS: Record<string, keyof McpOAuthSettings> = {
+  client_id: 'clientId',
+  client_secret: 'clientSecret',
+  token_endpoint_auth_method: 'tokenEndpointAuthMethod',
+  grant: 'grant',
+  private_key: 'privateKey',
+  signing_algorithm: 'signingAlgorithm',
+  scope: 'scope',
+};
+const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
+
+function oauthSettings(value: unknown, operator: boolean, fail: (field: string, message: string) => void): McpOAuthSettings | undefined {
+  if (!isRecord(value)) {
+    fail('oauth', 'must be an object: {client_id?, client_secret?, token_endpoint_auth_method?, scope?}');
+    return undefined;
+  }
+  const out: Record<string, string> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const name = OAUTH_KEYS[key] ?? (Object.values(OAUTH_KEYS).includes(key as keyof McpOAuthSettings) ? (key as keyof McpOAuthSettings) : undefined);
+    if (!name) fail(`oauth.${key}`, `is not an OAuth setting (${Object.keys(OAUTH_KEYS).join(', ')})`);
+    else if (typeof v !== 'string' || v === '' || v.length > 8_192) fail(`oauth.${key}`, 'must be a non-empty string');
+    else out[name] = v;
+  }
+  if (out.tokenEndpointAuthMethod !== undefined && !TOKEN_ENDPOINT_AUTH_METHODS.includes(out.tokenEndpointAuthMethod)) {
+    fail('oauth.token_endpoint_auth_method', `must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}`);
+  }
+  if (out.grant !== undefined && out.grant !== 'authorization_code' && out.grant !== 'client_credentials') fail('oauth.grant', 'must be authorization_code or client_credentials');
+  if (out.grant === 'client_credentials' && !operator) fail('oauth.grant', "client_credentials signs in as DataAgent itself: only the operator's configuration may use it");
+  if ((out.privateKey !== undefined || out.signingAlgorithm !== undefined) && out.grant !== 'client_credentials') fail('oauth.private_key', 'is used by the client_credentials grant only');
+  if (out.grant === 'client_credentials' && (!out.clientId || (!out.clientSecret && !out.privateKey))) fail('oauth', 'client_credentials needs client_id, and client_secret or private_key');
+  if (out.clientSecret !== undefined && out.clientId === undefined) fail('oauth.client_secret', 'needs client_id');
+  return out as McpOAuthSettings;
 }
 
 function sandboxSettings(value: unknown, fail: (field: string, message: string) => void): McpSandboxSettings | undefined {
@@ -277,7 +315,12 @@ export function parseMcpConfigFile(text: string): { servers: McpServerConfig[]; 
 /** A server as the API returns it: secret values masked. */
 export function maskSecrets(server: McpServerConfig): McpServerConfig {
   const mask = (map?: Record<string, string>) => (map ? Object.fromEntries(Object.keys(map).map((k) => [k, '***'])) : undefined);
-  return { ...server, ...(server.env ? { env: mask(server.env) } : {}), ...(server.headers ? { headers: mask(server.headers) } : {}) };
+  const oauth = server.oauth && {
+    ...server.oauth,
+    ...(server.oauth.clientSecret !== undefined ? { clientSecret: '***' } : {}),
+    ...(server.oauth.privateKey !== undefined ? { privateKey: '***' } : {}),
+  };
+  return { ...server, ...(server.env ? { env: mask(server.env) } : {}), ...(server.headers ? { headers: mask(server.headers) } : {}), ...(oauth ? { oauth } : {}) };
 }
 
 function stringMap(value: unknown, field: string, fail: (field: string, message: string) => void): Record<string, string> | undefined {

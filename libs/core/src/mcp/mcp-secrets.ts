@@ -8,6 +8,9 @@ export interface McpServerOwner {
 }
 
 const SECRET_MAPS = ['env', 'headers'] as const;
+/** Secret values of a server's OAuth settings, sealed like env and header values. */
+const OAUTH_SECRETS = ['clientSecret', 'privateKey'] as const;
+const OAUTH_FIELD = { clientSecret: 'oauth.client_secret', privateKey: 'oauth.private_key' } as const;
 
 /** Thrown when a server with secret values is stored while no DATAAGENT_SECRET_KEY is configured. */
 export class SecretKeyRequiredError extends Error {
@@ -20,7 +23,10 @@ export class SecretKeyRequiredError extends Error {
 
 /** The server's secret values as fields: `env.API_KEY`, `headers.Authorization`. */
 export function secretFields(config: McpServerConfig): string[] {
-  return SECRET_MAPS.flatMap((map) => Object.keys(config[map] ?? {}).map((key) => `${map}.${key}`));
+  return [
+    ...SECRET_MAPS.flatMap((map) => Object.keys(config[map] ?? {}).map((key) => `${map}.${key}`)),
+    ...OAUTH_SECRETS.filter((key) => config.oauth?.[key] !== undefined).map((key) => OAUTH_FIELD[key]),
+  ];
 }
 
 /**
@@ -51,18 +57,23 @@ export function openMcpSecrets(
       return cipher.open(sealed, context(owner, config.name, map, key));
     } catch (err) {
       if (!(err instanceof SecretUnreadableError)) throw err;
-      unreadable.push(`${map}.${key}`);
+      unreadable.push(map === 'oauth' ? OAUTH_FIELD[key as (typeof OAUTH_SECRETS)[number]] : `${map}.${key}`);
       return '';
     }
   });
   return { config: opened, unreadable };
 }
 
-function mapSecrets(config: McpServerConfig, fn: (map: (typeof SECRET_MAPS)[number], key: string, value: string) => string): McpServerConfig {
+function mapSecrets(config: McpServerConfig, fn: (map: (typeof SECRET_MAPS)[number] | 'oauth', key: string, value: string) => string): McpServerConfig {
   const out: McpServerConfig = { ...config };
   for (const map of SECRET_MAPS) {
     const values = config[map];
     if (values) out[map] = Object.fromEntries(Object.entries(values).map(([key, value]) => [key, fn(map, key, value)]));
+  }
+  if (config.oauth) {
+    const oauth = { ...config.oauth };
+    for (const key of OAUTH_SECRETS) if (oauth[key] !== undefined) oauth[key] = fn('oauth', key, oauth[key]);
+    out.oauth = oauth;
   }
   return out;
 }
