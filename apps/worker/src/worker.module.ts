@@ -1,3 +1,4 @@
+import { RedisRefreshLock } from '#transport/redis-refresh-lock.js';
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -125,6 +126,7 @@ export class WorkerModule implements OnApplicationShutdown {
               outboundAllowlist: settings.tools.outboundAllowlist,
               redis,
               store: store.mcpServers,
+              oauth: { store: store.mcpOAuth, lock: new RedisRefreshLock(redis) },
               catalogs: store.mcpCatalog,
               toolBindings: store.toolBindings,
               toolCalls: store.toolCalls,

@@ -28,3 +28,25 @@ export function pinnedFetch(pinned: PinnedAddress): PinnedFetch {
     close: () => agent.destroy(),
   };
 }
+
+/**
+ * A fetch that asks the outbound address policy about every request's URL and connects only to
+ * the address it approved: for the few requests a sign-in makes to an authorization server
+ * (metadata, registration, tokens), whose addresses a server's metadata names.
+ * @throws Error naming the refusal when the policy refuses a URL.
+ */
+export function policyFetch(checkUrl: (url: string) => Promise<{ ok: false; reason: string } | ({ ok: true } & PinnedAddress)>): FetchLike {
+  return async (url, init) => {
+    const check = await checkUrl(String(url));
+    if (!check.ok) throw new Error(`${new URL(String(url)).host} is refused: ${check.reason}`);
+    const pinned = pinnedFetch(check);
+    try {
+      const response = await pinned.fetch(url, init);
+      // Read whole before the sockets close: these answers are small JSON documents.
+      const body = await response.arrayBuffer();
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    } finally {
+      await pinned.close();
+    }
+  };
+}

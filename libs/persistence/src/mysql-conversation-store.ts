@@ -1,3 +1,4 @@
+import { MysqlMcpOAuthStore } from './mysql-mcp-oauth-store.js';
 import type { DataSource } from 'typeorm';
 import type { MysqlConfig } from '#core/config/settings.js';
 import type { MemoryStoreOptions } from '#core/memory/memory-store.js';
@@ -31,6 +32,7 @@ export class MysqlConversationStore implements ConversationStore {
   readonly submissions: MysqlSubmissionStore;
   readonly events: MysqlRunEventArchive;
   readonly mcpServers: MysqlMcpServerStore;
+  readonly mcpOAuth: MysqlMcpOAuthStore;
   readonly mcpCatalog: MysqlMcpCatalogStore;
   readonly toolBindings: MysqlToolBindingStore;
   readonly toolCalls: MysqlToolCallAuditStore;
@@ -56,6 +58,7 @@ export class MysqlConversationStore implements ConversationStore {
     this.submissions = new MysqlSubmissionStore(dataSource, now);
     this.events = new MysqlRunEventArchive(dataSource, now);
     this.mcpServers = new MysqlMcpServerStore(dataSource, now, cipher);
+    this.mcpOAuth = new MysqlMcpOAuthStore(dataSource, now, cipher);
     this.mcpCatalog = new MysqlMcpCatalogStore(dataSource, now);
     this.toolBindings = new MysqlToolBindingStore(dataSource, now);
     this.toolCalls = new MysqlToolCallAuditStore(dataSource);

@@ -45,6 +45,13 @@ export const redisKeys = {
   mcpStatus: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:status`,
   /** Raised on every change to a user's MCP servers: workers reload them when it moves. */
   mcpConfigVersion: (tenantId: string, userId: string) => `da:mcp:{${tenantId}:${userId}}:version`,
+  /** One worker refreshes a person's sign-in to one server at a time: the lock's holder token, expiring with it. */
+  mcpOAuthRefreshLock: (tenantId: string, userId: string, server: string) => `da:mcp:{${tenantId}:${userId}}:oauth-refresh:${server}`,
+  /**
+   * A sign-in between its start and the authorization server's redirect back, by its `state`:
+   * JSON {tenant_id, user_id, server_name, return_to?, pending}, taken once (the PKCE verifier stays here).
+   */
+  mcpOAuthPending: (state: string) => `da:mcp-oauth:pending:${state}`,
   /** Raised on every change to a tenant's MCP tool bindings: workers reload them when it moves. */
   toolBindingsVersion: (tenantId: string) => `da:bindings:{${tenantId}}:version`,
   /** Events for all of one user's sockets, on every gateway: JSON {tenant_id, user_id, event}. */

@@ -23,6 +23,9 @@ import type { McpServerStatus } from '#transport/mcp-status.js';
 import type { ChatModel } from '#core/llm/chat-model.js';
 import { llmIntentClassifier } from '#mcp/intent-classifier.js';
 import { listenMcpReleases } from '#transport/mcp-release.js';
+import type { McpOAuthStore } from '#core/mcp/mcp-oauth-store.js';
+import { McpOAuthSession, oauthFetch, type RefreshLock } from '#mcp/oauth/mcp-oauth-session.js';
+import { policyFetch } from '#mcp/pinned-fetch.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ToolCallAuditWriter } from './tool-call-audit-writer.js';
 
@@ -59,6 +62,8 @@ export interface McpRuntimeOptions {
   classifierModel?: ChatModel;
   /** Also told of each MCP call's audit record (its trace span). */
   onAudit?: (record: ToolCallRecord) => void;
+  /** People's sign-ins to OAuth-protected servers, and the lock that keeps their refreshes single-flight across workers. */
+  oauth?: { store: McpOAuthStore; lock: RefreshLock };
   /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
   releases?: Redis;
   workerId: string;
@@ -76,7 +81,7 @@ export interface McpRuntimeOptions {
  * Redis for the gateway, catalogs stored in `mcp_tools`, and the provider that equips runs.
  * @throws Error when the config file cannot be read or is not JSON of a known shape.
  */
-export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, classifierModel, onAudit, workerId, logger, sandbox }: McpRuntimeOptions): Promise<McpRuntime> {
+export async function createMcpRuntime({ config, userMcp, outboundAllowlist, redis, store, catalogs, toolBindings, toolCalls, releases, textTools, classifierModel, onAudit, workerId, logger, sandbox, oauth }: McpRuntimeOptions): Promise<McpRuntime> {
   const globalServers = config.configFile ? await loadConfigFile(config.configFile, logger) : [];
   const stdioAllow = parseStdioAllowlist(userMcp.stdioAllow);
   const writeStatus = (owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus) => {
@@ -113,9 +118,30 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     });
   };
   const sandboxed = sandbox?.sandbox.kind === 'bwrap' ? sandbox : undefined;
+  const poolOptions = poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist);
+  // The authorization server's token endpoint is reached under the same outbound policy as the server.
+  const tokenFetch = poolOptions.checkUrl ? policyFetch(poolOptions.checkUrl) : undefined;
   const pool = new McpPool({
-    ...poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist),
+    ...poolOptions,
     onStatus: publish,
+    // A user's remote server is signed in to with their own OAuth sign-in, unless their config sends a static Authorization header.
+    ...(oauth
+      ? {
+          authorizeFetch: (scope, server) => {
+            if (server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;
+            if (Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+            const session = new McpOAuthSession({
+              owner: { tenantId: scope.tenantId, userId: scope.userId },
+              server: server.name,
+              store: oauth.store,
+              lock: oauth.lock,
+              ...(tokenFetch ? { fetchFn: tokenFetch } : {}),
+              onRefresh: (outcome) => logger.info({ tenant_id: scope.tenantId, user_id: scope.userId, server: server.name, outcome }, 'MCP sign-in refresh'),
+            });
+            return (base) => oauthFetch(base, session, server.name);
+          },
+        }
+      : {}),
     // The server sees the system's runtime, its install folder, what the operator granted it, and the user's workspace.
     ...(sandboxed
       ? {

@@ -40,6 +40,8 @@ export class RunAttempt {
   private lastSeq = 0;
   private sealed = false;
   private ended = false;
+  /** This attempt started the run (published its run_started), rather than continuing it. */
+  firstStart = false;
   /** A continued parked run: the events it sent before parking, which the engine's replay of its turn sends again. */
   private resent: EventDict[] = [];
 

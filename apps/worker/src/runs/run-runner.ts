@@ -154,6 +154,10 @@ export class RunRunner {
       if (!(await this.open(attempt, taken, meter))) return attempt.handedOff ? 'lost' : 'finished';
       const tools = await this.equip(attempt, job, entry, runTrace, meter);
       equipped = tools.equipped;
+      // Told once, as the run starts: a continued or taken-over run has told them already.
+      if (attempt.firstStart) {
+        for (const notice of equipped.notices ?? []) await attempt.publish(new ErrorEvent(attempt.envelope, notice.message, true, notice.errorCode, undefined, undefined, notice.mcpServer));
+      }
       await this.execute(attempt, job, tools.executor, taken.steps, await history);
       if (attempt.handedOff) return await this.handOff(attempt);
     } catch (err) {
@@ -203,6 +207,7 @@ export class RunRunner {
       if (!startedBefore) {
         first = await attempt.publish(new RunStartedEvent(attempt.envelope, workerId), false);
         if (first) meter?.started();
+        attempt.firstStart = first !== null;
       } else {
         const resumeAfter = steps.at(-1)?.seq ?? startedBefore.seq;
         logger.warn({ run_id: runId, epoch: attempt.ownerEpoch, resume_after_seq: resumeAfter, steps: steps.length }, 'continuing a run whose worker stopped');

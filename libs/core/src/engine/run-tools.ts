@@ -26,10 +26,22 @@ export interface RunToolsRequest {
   features?: RunFeatures;
 }
 
+/**
+ * Something the person should know as the run starts, that does not stop it: a server whose
+ * tools are left out until they sign in to it. The run tells them with a recoverable `error`.
+ */
+export interface RunNotice {
+  errorCode: string;
+  message: string;
+  /** The MCP server it is about. */
+  mcpServer?: string;
+}
+
 /** Tools and middleware one provider adds to one run, and how to give back what it holds. */
 export interface RunTools {
   tools: Tool[];
   middleware: AgentMiddleware[];
+  notices?: RunNotice[];
   /** Runs once when the run ends, however it ends (done, failed, cancelled, handed off). */
   release(): Promise<void>;
 }
@@ -69,6 +81,7 @@ export async function provideRunTools(providers: readonly RunToolProvider[], req
   return {
     tools: given.flatMap((g) => g.tools),
     middleware: given.flatMap((g) => g.middleware),
+    notices: given.flatMap((g) => g.notices ?? []),
     release: releaseAll,
   };
 }

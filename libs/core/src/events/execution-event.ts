@@ -85,6 +85,8 @@ export interface ErrorEventDict extends EventDictBase<'error'> {
   error_code?: string;
   resume_after_seq?: number;
   retry_after?: number;
+  /** The MCP server a recoverable error is about (`mcp_sign_in_required`). */
+  mcp_server?: string;
 }
 
 export interface DoneEventDict extends EventDictBase<'done'> {
@@ -324,6 +326,7 @@ export class ErrorEvent extends ExecutionEvent<ErrorEventDict> {
     readonly errorCode?: string,
     readonly resumeAfterSeq?: number,
     readonly retryAfterSeconds?: number,
+    readonly mcpServer?: string,
   ) {
     super(envelope);
   }
@@ -334,6 +337,7 @@ export class ErrorEvent extends ExecutionEvent<ErrorEventDict> {
       ...(this.errorCode ? { error_code: this.errorCode } : {}),
       ...(this.resumeAfterSeq === undefined ? {} : { resume_after_seq: this.resumeAfterSeq }),
       ...(this.retryAfterSeconds === undefined ? {} : { retry_after: this.retryAfterSeconds }),
+      ...(this.mcpServer === undefined ? {} : { mcp_server: this.mcpServer }),
     };
   }
 }

@@ -1,3 +1,4 @@
+import { MemoryMcpOAuthStore } from '../mcp/mcp-oauth-store.js';
 import { randomUUID } from 'node:crypto';
 import { ACTIVE_RUN_STATES, type RunState } from './run-state.js';
 import type { EventDict } from '../events/execution-event.js';
@@ -33,6 +34,7 @@ export class MemoryConversationStore implements ConversationStore {
   private readonly eventMap = new Map<string, EventDict[]>();
 
   readonly mcpServers: MemoryMcpServerStore;
+  readonly mcpOAuth = new MemoryMcpOAuthStore();
   readonly mcpCatalog: MemoryMcpCatalogStore;
   readonly toolBindings: MemoryToolBindingStore;
   readonly memories: MapMemoryStore;

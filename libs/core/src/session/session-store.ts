@@ -1,3 +1,4 @@
+import type { McpOAuthStore } from '../mcp/mcp-oauth-store.js';
 import type { FinalRunState, RunState } from './run-state.js';
 import type { ChatRole } from '../llm/chat-model.js';
 import type { ApiKeyStore } from '../auth/managed-api-keys.js';
@@ -170,6 +171,8 @@ export interface ConversationStore {
   events: RunEventArchive;
   /** Users' own MCP servers, secret values encrypted at rest. */
   mcpServers: McpServerStore;
+  /** People's sign-ins to OAuth-protected MCP servers. */
+  mcpOAuth: McpOAuthStore;
   /** Each MCP server's tools, as a worker last listed them (`mcp_tools`). */
   mcpCatalog: McpCatalogStore;
   /** Which MCP tools an assistant or an API key may use (`mcp_tool_bindings`). */
