@@ -107,6 +107,15 @@ check(messages.total === detail.message_count && messages.messages.length === me
 check(messages.messages[0]?.role === 'user' && messages.messages[0].run_id === chat.run_id, 'the user message first');
 facts.roles = messages.messages.map((m) => m.role);
 
+// The run's events again, by a stream ticket as a browser's EventSource would open them; nothing after done.
+const runPath = { params: { path: { runId: chat.run_id } } };
+const ticket = ok(await user.POST('/api/v1/runs/{runId}/stream-tickets', runPath), 'a stream ticket');
+check(ticket.run_id === chat.run_id && ticket.url.endsWith('?ticket=' + ticket.ticket), 'a ticket for the run');
+const replay = ok(await anonymous.GET('/api/v1/runs/{runId}/events', { params: { path: { runId: chat.run_id }, query: { ticket: ticket.ticket } }, parseAs: 'text' }), 'replay');
+check(replay.split('\n').filter((line) => line.startsWith('id: ')).length === events.length, 'the replay is the whole run');
+const after = await user.GET('/api/v1/runs/{runId}/events', { params: { path: { runId: chat.run_id }, query: { after_seq: done.seq } } });
+check(after.response.status === 204, 'nothing after done');
+
 const cancel = ok(await user.POST('/api/v1/chat/{sessionId}/cancel', { params: { path: { sessionId } } }), 'cancel');
 check(cancel.cancelled === false && cancel.reason === 'no_active_run' && cancel.run_ids.length === 0, 'nothing to cancel');
 
