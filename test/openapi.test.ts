@@ -3,7 +3,7 @@ import { TestSystem } from './support/system.js';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string; type?: string; oneOf?: unknown[] } }> }>;
 }
 interface OpenApiDocument {
   openapi: string;
@@ -57,6 +57,8 @@ describe('the OpenAPI document', () => {
   it('documents the auth header on every route but health, and the error body on every route', () => {
     expect(document.components.securitySchemes.api_key).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // The bearer token is the same opaque API key, not a JWT.
+    expect(document.components.securitySchemes.bearer).not.toHaveProperty('bearerFormat');
     expect(document.security).toEqual([{ api_key: [] }, { bearer: [] }]);
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
@@ -69,6 +71,37 @@ describe('the OpenAPI document', () => {
     }
     expect(document.components.schemas.ApiErrorBody).toMatchObject({ required: ['error_code', 'message', 'details'] });
     expect(Object.keys(document.components.schemas.OpenAiErrorBody.properties ?? {})).toEqual(['error']);
+  });
+
+  it('documents the body of every answer: a 2xx with a schema on every operation (or 204 for none), and a schema on every error', () => {
+    const undocumented: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        const statuses = Object.keys(operation.responses);
+        if (!statuses.some((status) => /^2\d\d$/.test(status) && status !== '204')) undocumented.push(`${where}: no 2xx answer with a body`);
+        for (const status of statuses) {
+          const content = Object.entries(operation.responses[status].content ?? {});
+          if (status === '204') {
+            if (content.length > 0) undocumented.push(`${where} ${status}: a body on No Content`);
+            continue;
+          }
+          if (content.length === 0) undocumented.push(`${where} ${status}: no content`);
+          for (const [media, { schema }] of content) {
+            // A schema with nothing in it (no $ref, type or combinator) is typed as unknown by client generators.
+            if (!schema || !(schema.$ref || schema.type || schema.oneOf)) undocumented.push(`${where} ${status} ${media}: no schema`);
+          }
+        }
+      }
+    }
+    expect(undocumented).toEqual([]);
+    // The answers are schemas of their own, named for what they hold.
+    const ok = (path: string, method: string, status = '200') => document.paths[path][method].responses[status].content?.['application/json']?.schema?.$ref;
+    expect(ok('/api/v1/sessions/{id}/messages', 'get')).toBe('#/components/schemas/MessageList');
+    expect(ok('/api/v1/sessions', 'post', '201')).toBe('#/components/schemas/SessionView');
+    expect(ok('/api/v1/chat', 'post')).toBe('#/components/schemas/ChatAnswer');
+    expect(ok('/v1/chat/completions', 'post')).toBe('#/components/schemas/ChatCompletion');
+    expect(document.paths['/api/v1/runs/{runId}/events'].get.responses['204']).toBeDefined();
   });
 
   it('describes request bodies and query parameters from the DTOs', () => {

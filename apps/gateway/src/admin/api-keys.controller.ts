@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ApiKeyList, ApiKeyRevoked, IssuedApiKey } from './api-key-view.dto.js';
 import { ApiKeyQueryDto, CreateApiKeyDto } from './api-keys.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 
@@ -14,20 +15,23 @@ export class ApiKeysController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Issue a key for a user (admins: their tenant; operators: any); the key is shown in this answer only' })
-  create(@CurrentCaller() caller: Caller, @Body() body: CreateApiKeyDto) {
+  @ApiCreatedResponse({ type: IssuedApiKey })
+  create(@CurrentCaller() caller: Caller, @Body() body: CreateApiKeyDto): Promise<IssuedApiKey> {
     return this.keys.create(caller, body);
   }
 
   /** `?tenant_id=` (operators) `&limit=&offset=`, newest first; never the keys. */
   @Get()
   @ApiOperation({ summary: 'Issued keys, newest first, never the keys themselves' })
-  list(@CurrentCaller() caller: Caller, @Query() query: ApiKeyQueryDto) {
+  @ApiOkResponse({ type: ApiKeyList })
+  list(@CurrentCaller() caller: Caller, @Query() query: ApiKeyQueryDto): Promise<ApiKeyList> {
     return this.keys.list(caller, query);
   }
 
   @Delete(':keyId')
   @ApiOperation({ summary: 'Revoke a key' })
-  revoke(@CurrentCaller() caller: Caller, @Param('keyId') keyId: string) {
+  @ApiOkResponse({ type: ApiKeyRevoked })
+  revoke(@CurrentCaller() caller: Caller, @Param('keyId') keyId: string): Promise<ApiKeyRevoked> {
     return this.keys.revoke(caller, keyId);
   }
 }

@@ -8,7 +8,8 @@ export class CreateApiKeyDto {
   @IsString() @Matches(/^[^\s:,]{1,128}$/, { message: 'user_id must be 1-128 characters without white space, ":" or ","' })
   user_id: string;
 
-  @ApiPropertyOptional({ enum: ['user', 'admin', 'operator'], default: 'user', description: 'admin: manages their tenant; operator: every tenant (only operators issue operator keys)' })
+  // The default is told, not declared: openapi-typescript makes a property with a `default` required, in request bodies too.
+  @ApiPropertyOptional({ enum: ['user', 'admin', 'operator'], description: 'Default user. admin: manages their tenant; operator: every tenant (only operators issue operator keys)' })
   @IsIn(['user', 'admin', 'operator'], { message: 'role must be user, admin or operator' })
   role: 'user' | 'admin' | 'operator' = 'user';
 

@@ -9,6 +9,7 @@ import { STORE } from '../infra/tokens.js';
 import { Quotas } from '../quotas/quotas.service.js';
 import { requireAdmin } from './require-admin.js';
 import type { ApiKeyQueryDto, CreateApiKeyDto } from './api-keys.dto.js';
+import type { ApiKeyList, ApiKeyRevoked, ApiKeyView, IssuedApiKey } from './api-key-view.dto.js';
 
 /**
  * API keys issued through the API: a tenant's admins issue, list and revoke their tenant's keys
@@ -24,7 +25,7 @@ export class ApiKeysService {
   ) {}
 
   /** @throws ApiError 403 (not an admin, or an admin asking for another tenant or an operator key), 422 (an expiry not in the future), 429 `user_limit` (a new user past the tenant's max_users). */
-  async create(caller: Caller, body: CreateApiKeyDto) {
+  async create(caller: Caller, body: CreateApiKeyDto): Promise<IssuedApiKey> {
     requireAdmin(caller);
     const operator = caller.role === 'operator';
     if (!operator && body.tenant_id !== undefined && body.tenant_id !== caller.tenantId) throw forbidden('Only an operator issues keys for another tenant');
@@ -50,7 +51,7 @@ export class ApiKeysService {
   }
 
   /** @throws ApiError 403 for a non-admin, or an admin asking for another tenant. */
-  async list(caller: Caller, query: ApiKeyQueryDto) {
+  async list(caller: Caller, query: ApiKeyQueryDto): Promise<ApiKeyList> {
     requireAdmin(caller);
     const operator = caller.role === 'operator';
     if (!operator && query.tenant_id !== undefined && query.tenant_id !== caller.tenantId) throw forbidden("Only an operator lists another tenant's keys");
@@ -60,7 +61,7 @@ export class ApiKeysService {
   }
 
   /** Revokes the key on every gateway within DATAAGENT_API_KEY_CACHE_SECONDS. @throws ApiError 403, 404 (no such key in the caller's reach). */
-  async revoke(caller: Caller, keyId: string) {
+  async revoke(caller: Caller, keyId: string): Promise<ApiKeyRevoked> {
     requireAdmin(caller);
     const record = await this.store.apiKeys.get(keyId);
     const reachable = record && (caller.role === 'operator' || (record.tenantId === caller.tenantId && record.role !== 'operator'));
@@ -77,7 +78,7 @@ function forbidden(message: string): ApiError {
 }
 
 /** A key as the API shows it: never the key or its hash. */
-function keyView(r: ApiKeyRecord) {
+function keyView(r: ApiKeyRecord): ApiKeyView {
   return {
     key_id: r.keyId,
     prefix: r.prefix,

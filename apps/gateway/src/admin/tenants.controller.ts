@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { TenantDeleted, TenantList, TenantView } from './tenant-view.dto.js';
 import { CreateTenantDto, TenantQueryDto, TenantSettingsDto } from './tenants.dto.js';
 import { TenantsService } from './tenants.service.js';
 
@@ -13,34 +14,39 @@ export class TenantsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Create a tenant with its limits and feature switches (operators)' })
-  create(@CurrentCaller() caller: Caller, @Body() body: CreateTenantDto) {
+  @ApiCreatedResponse({ type: TenantView })
+  create(@CurrentCaller() caller: Caller, @Body() body: CreateTenantDto): Promise<TenantView> {
     return this.tenants.create(caller, body);
   }
 
   /** `?limit=&offset=`, by tenant id. */
   @Get()
   @ApiOperation({ summary: 'Tenants, by tenant id (operators)' })
-  list(@CurrentCaller() caller: Caller, @Query() query: TenantQueryDto) {
+  @ApiOkResponse({ type: TenantList })
+  list(@CurrentCaller() caller: Caller, @Query() query: TenantQueryDto): Promise<TenantList> {
     return this.tenants.list(caller, query);
   }
 
   @Get(':tenantId')
   @ApiOperation({ summary: 'One tenant (operators)' })
-  get(@CurrentCaller() caller: Caller, @Param('tenantId') tenantId: string) {
+  @ApiOkResponse({ type: TenantView })
+  get(@CurrentCaller() caller: Caller, @Param('tenantId') tenantId: string): Promise<TenantView> {
     return this.tenants.get(caller, tenantId);
   }
 
   /** Changes the fields the body names; null puts a limit back to the deployment's default. */
   @Put(':tenantId')
   @ApiOperation({ summary: "Change a tenant's settings; null puts a limit back to the deployment's default (operators)" })
-  update(@CurrentCaller() caller: Caller, @Param('tenantId') tenantId: string, @Body() body: TenantSettingsDto) {
+  @ApiOkResponse({ type: TenantView })
+  update(@CurrentCaller() caller: Caller, @Param('tenantId') tenantId: string, @Body() body: TenantSettingsDto): Promise<TenantView> {
     return this.tenants.update(caller, tenantId, body);
   }
 
   /** Drops the tenant's settings and revokes its issued keys. */
   @Delete(':tenantId')
   @ApiOperation({ summary: "Drop a tenant's settings and revoke its issued keys (operators)" })
-  remove(@CurrentCaller() caller: Caller, @Param('tenantId') tenantId: string) {
+  @ApiOkResponse({ type: TenantDeleted })
+  remove(@CurrentCaller() caller: Caller, @Param('tenantId') tenantId: string): Promise<TenantDeleted> {
     return this.tenants.remove(caller, tenantId);
   }
 }

@@ -10,6 +10,7 @@ import { invalidFields } from '../common/validation.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE, TENANTS } from '../infra/tokens.js';
 import type { CreateTenantDto, TenantQueryDto, TenantSettingsDto } from './tenants.dto.js';
+import type { TenantDeleted, TenantList, TenantView } from './tenant-view.dto.js';
 
 /**
  * Tenants' limits and feature switches (Req 35.3), for operators only. A change reaches every
@@ -26,7 +27,7 @@ export class TenantsService {
   ) {}
 
   /** @throws ApiError 403, 409 (multi-tenant mode off, or the tenant exists), 422. */
-  async create(caller: Caller, body: CreateTenantDto) {
+  async create(caller: Caller, body: CreateTenantDto): Promise<TenantView> {
     this.guard(caller);
     const now = new Date();
     const record: TenantRecord = {
@@ -54,14 +55,14 @@ export class TenantsService {
   }
 
   /** @throws ApiError 403, 409 (multi-tenant mode off). */
-  async list(caller: Caller, query: TenantQueryDto) {
+  async list(caller: Caller, query: TenantQueryDto): Promise<TenantList> {
     this.guard(caller);
     const rows = await this.store.tenants.list({ limit: query.limit, offset: query.offset });
     return { tenants: rows.map(tenantView), limit: query.limit, offset: query.offset };
   }
 
   /** @throws ApiError 403, 404, 409 (multi-tenant mode off). */
-  async get(caller: Caller, tenantId: string) {
+  async get(caller: Caller, tenantId: string): Promise<TenantView> {
     this.guard(caller);
     const row = await this.store.tenants.get(tenantId);
     if (!row) throw ApiError.notFound('tenant', tenantId);
@@ -69,7 +70,7 @@ export class TenantsService {
   }
 
   /** Changes the fields the body names; null puts a limit back to the deployment's default. @throws ApiError 403, 404, 409, 422. */
-  async update(caller: Caller, tenantId: string, body: TenantSettingsDto) {
+  async update(caller: Caller, tenantId: string, body: TenantSettingsDto): Promise<TenantView> {
     this.guard(caller);
     const updated = await this.store.tenants.update(tenantId, toUpdate(body), new Date());
     if (!updated) throw ApiError.notFound('tenant', tenantId);
@@ -78,7 +79,7 @@ export class TenantsService {
   }
 
   /** @throws ApiError 403, 404, 409 (multi-tenant mode off). */
-  async remove(caller: Caller, tenantId: string) {
+  async remove(caller: Caller, tenantId: string): Promise<TenantDeleted> {
     this.guard(caller);
     if (!(await this.store.tenants.delete(tenantId))) throw ApiError.notFound('tenant', tenantId);
     const revoked = await this.store.apiKeys.revokeTenant(tenantId, new Date());
@@ -127,7 +128,7 @@ function features(value: TenantSettingsDto['features_enabled']): TenantFeatures 
   return out;
 }
 
-function tenantView(r: TenantRecord) {
+function tenantView(r: TenantRecord): TenantView {
   return {
     tenant_id: r.tenantId,
     name: r.name,

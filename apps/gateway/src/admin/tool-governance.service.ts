@@ -10,6 +10,7 @@ import { requireAdmin } from './require-admin.js';
 import { invalidFields } from '../common/validation.js';
 import { REDIS, STORE } from '../infra/tokens.js';
 import type { CreateToolBindingDto, ToolCallQueryDto } from './tool-governance.dto.js';
+import type { ToolBindingDeleted, ToolBindingList, ToolBindingView, ToolCallList, ToolCallView } from './tool-governance-views.dto.js';
 
 /**
  * MCP governance for a tenant's admins: the tool bindings workers enforce (a change reaches
@@ -23,7 +24,7 @@ export class ToolGovernanceService {
   ) {}
 
   /** @throws ApiError 403 for a non-admin, 422 unless exactly one of agent_id and api_key_id is given. */
-  async createBinding(caller: Caller, body: CreateToolBindingDto) {
+  async createBinding(caller: Caller, body: CreateToolBindingDto): Promise<ToolBindingView> {
     requireAdmin(caller);
     if ((body.agent_id === undefined) === (body.api_key_id === undefined)) {
       const message = 'give exactly one of agent_id and api_key_id';
@@ -40,13 +41,13 @@ export class ToolGovernanceService {
   }
 
   /** @throws ApiError 403 for a non-admin. */
-  async listBindings(caller: Caller) {
+  async listBindings(caller: Caller): Promise<ToolBindingList> {
     requireAdmin(caller);
     return { bindings: (await this.store.toolBindings.list(caller.tenantId)).map(bindingView) };
   }
 
   /** @throws ApiError 403 for a non-admin, 404 for a binding not of the caller's tenant. */
-  async deleteBinding(caller: Caller, bindingId: string) {
+  async deleteBinding(caller: Caller, bindingId: string): Promise<ToolBindingDeleted> {
     requireAdmin(caller);
     if (!(await this.store.toolBindings.delete(caller.tenantId, bindingId))) throw ApiError.notFound('binding', bindingId);
     await this.redis.incr(redisKeys.toolBindingsVersion(caller.tenantId));
@@ -54,7 +55,7 @@ export class ToolGovernanceService {
   }
 
   /** The tenant's MCP calls, newest first. @throws ApiError 403 for a non-admin. */
-  async listCalls(caller: Caller, query: ToolCallQueryDto) {
+  async listCalls(caller: Caller, query: ToolCallQueryDto): Promise<ToolCallList> {
     requireAdmin(caller);
     const calls = await this.store.toolCalls.list(caller.tenantId, {
       sessionId: query.session_id,
@@ -68,7 +69,7 @@ export class ToolGovernanceService {
 }
 
 
-function bindingView(b: ToolBinding) {
+function bindingView(b: ToolBinding): ToolBindingView {
   return {
     binding_id: b.bindingId,
     ...(b.agentId !== undefined ? { agent_id: b.agentId } : {}),
@@ -78,7 +79,7 @@ function bindingView(b: ToolBinding) {
   };
 }
 
-function callView(r: ToolCallRecord) {
+function callView(r: ToolCallRecord): ToolCallView {
   return {
     call_id: r.callId,
     trace_id: r.traceId,

@@ -1,11 +1,14 @@
 import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { CancelAnswer } from '../control/control-answers.dto.js';
 import { ControlService } from '../control/control.service.js';
 import { ChatService } from './chat.service.js';
+import { ChatAnswer } from './dto/chat-answer.dto.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
+import { RUN_EVENT_VIEWS } from './dto/run-event.dto.js';
 
 @Controller('chat')
 export class ChatController {
@@ -15,7 +18,9 @@ export class ChatController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Run one chat turn and answer when it is done: {session_id, run_id, events}' })
-  send(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request) {
+  @ApiExtraModels(...RUN_EVENT_VIEWS)
+  @ApiOkResponse({ type: ChatAnswer })
+  send(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request): Promise<ChatAnswer> {
     return this.chat.chatAndWait(caller, body, String(req.id ?? ''));
   }
 
@@ -23,7 +28,8 @@ export class ChatController {
   @Post(':sessionId/cancel')
   @HttpCode(200)
   @ApiOperation({ summary: "Stop the session's active run" })
-  cancel(@CurrentCaller() caller: Caller, @Param('sessionId') sessionId: string) {
+  @ApiOkResponse({ type: CancelAnswer })
+  cancel(@CurrentCaller() caller: Caller, @Param('sessionId') sessionId: string): Promise<CancelAnswer> {
     return this.control.cancelSession(caller, sessionId);
   }
 }

@@ -21,6 +21,7 @@ import { SETTINGS, STORE } from '../infra/tokens.js';
 import { ControlService } from '../control/control.service.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
+import type { ChatAnswer } from './dto/chat-answer.dto.js';
 import { waitForDone } from './wait-for-done.js';
 
 /** How long a chat waits for another chat of its session to be admitted (enqueue and interrupt modes). */
@@ -232,7 +233,7 @@ export class ChatService {
    * Submits a turn and waits for its `done`.
    * @throws ApiError 504 when the run does not finish within the sync timeout.
    */
-  async chatAndWait(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<{ session_id: string; run_id: string; events: EventDict[] }> {
+  async chatAndWait(caller: Caller, request: ChatRequestDto, requestId?: string): Promise<ChatAnswer> {
     const run = await this.submit(caller, request, requestId);
     const events: EventDict[] = [];
     const wait = await waitForDone((listener) => this.follow(run, 0, listener), (event) => events.push(event), { timeoutMs: this.settings.server.syncTimeoutMs });

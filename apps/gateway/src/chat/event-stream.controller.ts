@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiHeader, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { Caller } from '#core/auth/caller.js';
@@ -14,8 +14,16 @@ import { SETTINGS } from '../infra/tokens.js';
 import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
+import { RUN_EVENT_VIEWS } from './dto/run-event.dto.js';
 import { StreamTicketDto } from './dto/stream-ticket.dto.js';
 
+/** The body of an event stream, for the OpenAPI document: each `data` is one of the run event schemas. */
+const EVENT_STREAM = {
+  description:
+    'Server-Sent Events, one per run event: `id: <run_id>:<seq>`, `event: <event_type>` (`run_error` for an `error`), `data: <the event as JSON>` (the `*EventView` schemas, by `event_type`). ' +
+    'The stream ends after `done`.',
+  schema: { type: 'string' },
+} as const;
 
 /**
  * Server-Sent Events for HTTP clients: each event's id is `<run_id>:<seq>`, so Last-Event-ID
@@ -44,6 +52,8 @@ export class EventStreamController implements OnApplicationShutdown {
   @HttpCode(200)
   @ApiOperation({ summary: 'Run one chat turn and stream its events as Server-Sent Events until done' })
   @ApiProduces('text/event-stream')
+  @ApiExtraModels(...RUN_EVENT_VIEWS)
+  @ApiOkResponse(EVENT_STREAM)
   async stream(@CurrentCaller() caller: Caller, @Body() body: ChatRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const run = await this.chat.submit(caller, body, String(req.id ?? ''));
     await this.pipe(run, 0, res);
@@ -71,6 +81,9 @@ export class EventStreamController implements OnApplicationShutdown {
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: '`<run_id>:<seq>` of the last event received' })
   @ApiQuery({ name: 'after_seq', required: false, type: Number, description: 'The last seq received, for clients that cannot send Last-Event-ID' })
+  @ApiExtraModels(...RUN_EVENT_VIEWS)
+  @ApiOkResponse(EVENT_STREAM)
+  @ApiNoContentResponse({ description: 'The run had ended at that position: nothing more will come (an EventSource stops reconnecting)' })
   async resume(
     @CurrentCaller() caller: Caller,
     @Param('runId') runId: string,

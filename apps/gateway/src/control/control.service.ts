@@ -6,18 +6,12 @@ import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunLifecycle, type RunRef } from '#transport/run-lifecycle.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { ApiError } from '../common/api-error.js';
+import type { CancelAnswer, HitlDecisionAnswer } from './control-answers.dto.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 
 export type HitlDecisionType = 'approve' | 'reject' | 'approve_all';
-
-export interface CancelAnswer {
-  session_id: string;
-  cancelled: boolean;
-  run_ids: string[];
-  reason?: string;
-}
 
 /**
  * Control messages from any gateway to whichever worker holds a run. Each is recorded
@@ -80,7 +74,7 @@ export class ControlService {
    * Records the owner's decision on a pending HITL request, once.
    * @throws ApiError 404 (unknown or another user's request), 409 (already decided or expired).
    */
-  async decide(caller: Caller, requestId: string, decision: HitlDecisionType, message = ''): Promise<{ request_id: string; decision: HitlDecisionType; accepted: true }> {
+  async decide(caller: Caller, requestId: string, decision: HitlDecisionType, message = ''): Promise<HitlDecisionAnswer> {
     const decided = await this.hitl.decide(requestId, caller, decision === 'reject' ? 'reject' : 'approve', message);
     if (decided.outcome === 'missing') throw ApiError.notFound('hitl_request', requestId);
     if (decided.outcome !== 'ok') {

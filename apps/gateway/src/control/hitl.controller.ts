@@ -1,8 +1,9 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { HitlDecisionAnswer } from './control-answers.dto.js';
 import { ControlService, type HitlDecisionType } from './control.service.js';
 
 export class HitlDecisionDto {
@@ -23,7 +24,8 @@ export class HitlController {
   @Post(':requestId')
   @HttpCode(200)
   @ApiOperation({ summary: 'Answer a hitl_request: approve, reject or approve_all' })
-  decide(@CurrentCaller() caller: Caller, @Param('requestId') requestId: string, @Body() body: HitlDecisionDto) {
+  @ApiOkResponse({ type: HitlDecisionAnswer })
+  decide(@CurrentCaller() caller: Caller, @Param('requestId') requestId: string, @Body() body: HitlDecisionDto): Promise<HitlDecisionAnswer> {
     return this.control.decide(caller, requestId, body.decision, body.message);
   }
 }

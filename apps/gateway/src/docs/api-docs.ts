@@ -37,7 +37,8 @@ export function serveApiDocs(app: NestExpressApplication, version: string): void
         "(OpenAI's `{error: {...}}` under `/v1`) with its HTTP status.",
     )
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (DATAAGENT_API_KEYS or issued by an admin)' }, 'api_key')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`, as OpenAI clients send it' }, 'bearer')
+    // Not addBearerAuth(): it declares `bearerFormat: JWT`, and the token is the same opaque API key.
+    .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`, as OpenAI clients send it' })
     // Either scheme: a route that needs no key says so itself (`@Public()`).
     .addSecurityRequirements('api_key')
     .addSecurityRequirements('bearer')

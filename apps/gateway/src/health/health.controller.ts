@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { ApiOperation, ApiServiceUnavailableResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ConversationStore } from '#core/session/session-store.js';
@@ -7,6 +7,7 @@ import { pingRedis } from '#transport/redis-connection.js';
 import { Public } from '../auth/api-key.guard.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
+import { HealthStatus, Liveness, Readiness } from './health-status.dto.js';
 
 const startedAt = Date.now();
 
@@ -25,8 +26,9 @@ export class HealthController {
   @Public()
   @Get()
   @ApiOperation({ summary: 'Status: version, uptime, Redis and the database' })
-  @ApiServiceUnavailableResponse({ description: 'Redis or the database is down: `status: "degraded"`' })
-  async check(@Res({ passthrough: true }) res: Response) {
+  @ApiOkResponse({ type: HealthStatus })
+  @ApiServiceUnavailableResponse({ description: 'Redis or the database is down: `status: "degraded"`', type: HealthStatus })
+  async check(@Res({ passthrough: true }) res: Response): Promise<HealthStatus> {
     const { redis, database } = await this.dependencies();
     const ok = redis && database;
     res.status(ok ? 200 : 503);
@@ -44,7 +46,8 @@ export class HealthController {
   @Public()
   @Get('live')
   @ApiOperation({ summary: 'Liveness: 200 while the process serves requests' })
-  live() {
+  @ApiOkResponse({ type: Liveness })
+  live(): Liveness {
     return { status: 'ok' };
   }
 
@@ -52,8 +55,9 @@ export class HealthController {
   @Public()
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: 200 when Redis and the database answer' })
-  @ApiServiceUnavailableResponse({ description: 'Redis or the database is down: `status: "not_ready"`' })
-  async ready(@Res({ passthrough: true }) res: Response) {
+  @ApiOkResponse({ type: Readiness })
+  @ApiServiceUnavailableResponse({ description: 'Redis or the database is down: `status: "not_ready"`', type: Readiness })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<Readiness> {
     const { redis, database } = await this.dependencies();
     const ready = redis && database;
     res.status(ready ? 200 : 503);

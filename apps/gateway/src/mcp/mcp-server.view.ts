@@ -2,12 +2,13 @@ import type { McpCatalog } from '#core/mcp/mcp-catalog-store.js';
 import { maskSecrets, type McpToolSettings } from '#core/mcp/mcp-config.js';
 import type { UserMcpServer } from '#core/mcp/mcp-server-store.js';
 import type { McpServerStatus } from '#transport/mcp-status.js';
+import type { GlobalMcpServerView, McpCatalogView, McpServerView } from './mcp-server-views.dto.js';
 
 /**
  * A user's server as the API shows it: snake_case, secret values as "***", and its status as the
  * workers last reported it (`unknown` until one has).
  */
-export function mcpServerView(server: UserMcpServer, status?: McpServerStatus) {
+export function mcpServerView(server: UserMcpServer, status?: McpServerStatus): McpServerView {
   const c = maskSecrets(server.config);
   return {
     name: c.name,
@@ -34,12 +35,12 @@ export function mcpServerView(server: UserMcpServer, status?: McpServerStatus) {
 }
 
 /** An operator's server the user gets, known to the gateway only through the status workers report. */
-export function globalServerView(name: string, status: McpServerStatus) {
+export function globalServerView(name: string, status: McpServerStatus): GlobalMcpServerView {
   return { name, scope: 'global', status: status.status, last_error: status.last_error, tool_count: status.tool_count, last_check: status.last_check };
 }
 
 /** A server's stored catalog: tools named `server.tool`; `version: null` until a worker has listed them. */
-export function mcpCatalogView(name: string, scope: 'user' | 'global', catalog: McpCatalog | null) {
+export function mcpCatalogView(name: string, scope: 'user' | 'global', catalog: McpCatalog | null): McpCatalogView {
   return {
     server_name: name,
     scope,

@@ -1,8 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ApiErrorBody } from '../common/api-error-body.dto.js';
+import { MCP_EXTRA_VIEWS, McpCatalogView, McpPasteAnswer, McpServerDeleted, McpServerList, McpServerView } from './mcp-server-views.dto.js';
 import { McpServersService } from './mcp-servers.service.js';
 
 /** The body parseMcpServer accepts (README, "Your MCP servers"), for the OpenAPI document. */
@@ -44,34 +46,21 @@ const PASTED_CONFIG_BODY = {
   },
 };
 
-/** A refused server of a paste: the error_code, message and details a single POST of it would have answered. */
-const REFUSAL = {
-  type: 'object',
-  properties: { name: { type: 'string' }, error_code: { type: 'string', example: 'mcp_server_not_allowed' }, message: { type: 'string' }, details: { type: 'object' } },
-};
-
-const PASTE_ANSWER = {
-  type: 'object',
-  properties: {
-    message: { type: 'string', example: '1 of 2 MCP servers added; refused: shell (mcp_server_not_allowed)' },
-    added: { type: 'array', items: { type: 'object', description: 'The server, as GET shows it (secrets masked)' } },
-    refused: { type: 'array', items: REFUSAL },
-  },
-};
-
 /**
  * A user's own MCP servers (Req 30). The caller themself or an admin of their tenant; anyone
  * else's answer 404. Bodies are validated by parseMcpServer, not a DTO: the same rules as the
  * operator's config file, with an error per field.
  */
 @Controller('users/:userId/mcp-servers')
+@ApiExtraModels(...MCP_EXTRA_VIEWS)
 export class McpServersController {
   constructor(private readonly servers: McpServersService) {}
 
   /** `{servers: [...], max_servers}`: secret values masked, each with its status. */
   @Get()
   @ApiOperation({ summary: "The user's MCP servers (secrets masked, each with its status) and the operator's servers they get" })
-  list(@CurrentCaller() caller: Caller, @Param('userId') userId: string) {
+  @ApiOkResponse({ type: McpServerList })
+  list(@CurrentCaller() caller: Caller, @Param('userId') userId: string): Promise<McpServerList> {
     return this.servers.list(caller, userId);
   }
 
@@ -92,10 +81,19 @@ export class McpServersController {
       'Any other shape: 422 `invalid_mcp_config` with `details.accepted_shapes`.',
   })
   @ApiBody({ schema: { oneOf: [MCP_SERVER_BODY, PASTED_CONFIG_BODY] } })
-  @ApiResponse({ status: 201, description: 'The server (one server), or `{message, added, refused: []}` (a config, every server added)' })
-  @ApiResponse({ status: 207, description: 'A config of which some servers were added: `refused` says why the others were not', schema: PASTE_ANSWER })
-  @ApiResponse({ status: 422, description: '`validation_failed` (one server), `invalid_mcp_config` (no accepted shape) or `mcp_servers_refused` (a config of which nothing was added; also 403, 409, 429 when every refusal had that status)' })
-  async create(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+  @ApiExtraModels(McpServerView, McpPasteAnswer)
+  @ApiResponse({
+    status: 201,
+    description: 'The server (one server), or `{message, added, refused: []}` (a config, every server added)',
+    schema: { oneOf: [{ $ref: getSchemaPath(McpServerView) }, { $ref: getSchemaPath(McpPasteAnswer) }] },
+  })
+  @ApiResponse({ status: 207, description: 'A config of which some servers were added: `refused` says why the others were not', type: McpPasteAnswer })
+  @ApiResponse({
+    status: 422,
+    description: '`validation_failed` (one server), `invalid_mcp_config` (no accepted shape) or `mcp_servers_refused` (a config of which nothing was added; also 403, 409, 429 when every refusal had that status)',
+    type: ApiErrorBody,
+  })
+  async create(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<McpServerView | McpPasteAnswer> {
     const answer = await this.servers.register(caller, userId, body);
     res.status(answer.status);
     return answer.body;
@@ -104,7 +102,8 @@ export class McpServersController {
   /** The server's tools as a worker last listed them: the user's own server of that name, else the global one. */
   @Get(':name/tools')
   @ApiOperation({ summary: "The server's tools as a worker last listed them" })
-  tools(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Param('name') name: string) {
+  @ApiOkResponse({ type: McpCatalogView })
+  tools(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Param('name') name: string): Promise<McpCatalogView> {
     return this.servers.tools(caller, userId, name);
   }
 
@@ -112,13 +111,15 @@ export class McpServersController {
   @Put(':name')
   @ApiOperation({ summary: "Replace a server's config" })
   @ApiBody({ schema: MCP_SERVER_BODY })
-  replace(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Param('name') name: string, @Body() body: unknown) {
+  @ApiOkResponse({ type: McpServerView })
+  replace(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Param('name') name: string, @Body() body: unknown): Promise<McpServerView> {
     return this.servers.replace(caller, userId, name, body);
   }
 
   @Delete(':name')
   @ApiOperation({ summary: 'Remove a server (its connections close on the workers)' })
-  remove(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Param('name') name: string) {
+  @ApiOkResponse({ type: McpServerDeleted })
+  remove(@CurrentCaller() caller: Caller, @Param('userId') userId: string, @Param('name') name: string): Promise<McpServerDeleted> {
     return this.servers.remove(caller, userId, name);
   }
 }

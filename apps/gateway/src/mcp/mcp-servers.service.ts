@@ -19,6 +19,7 @@ import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import { Quotas, tooMany } from '../quotas/quotas.service.js';
 import { McpReleases } from './mcp-releases.service.js';
 import { globalServerView, mcpCatalogView, mcpServerView } from './mcp-server.view.js';
+import type { McpCatalogView, McpPasteAnswer, McpPasteRefusal, McpServerDeleted, McpServerList, McpServerView } from './mcp-server-views.dto.js';
 
 /** The user_id column's width: longer ids cannot own anything. */
 const MAX_USER_ID_LENGTH = 128;
@@ -46,7 +47,7 @@ export class McpServersService {
    * reported them; one of the user's by the same name overrides it).
    * @throws ApiError 404 for another user (unless the caller is an admin of their tenant).
    */
-  async list(caller: Caller, userId: string) {
+  async list(caller: Caller, userId: string): Promise<McpServerList> {
     const owner = this.owner(caller, userId);
     const [servers, statuses, globalStatuses] = await Promise.all([
       this.store.mcpServers.list(owner.tenantId, owner.userId),
@@ -66,7 +67,7 @@ export class McpServersService {
    * own server of that name, else the operator's global one.
    * @throws ApiError 404 for another user, or a server the user neither has nor gets globally.
    */
-  async tools(caller: Caller, userId: string, name: string) {
+  async tools(caller: Caller, userId: string, name: string): Promise<McpCatalogView> {
     const owner = this.owner(caller, userId);
     if (!MCP_NAME_PATTERN.test(name)) throw serverNotFound(name);
     const own = await this.store.mcpServers.get(owner.tenantId, owner.userId, name);
@@ -84,7 +85,7 @@ export class McpServersService {
    * secret key), 429 `mcp_server_limit` (the tenant's max_mcp_servers); for a paste of which nothing was added,
    * `mcp_servers_refused` with every server's reason (the refusals' status when they share one, else 422).
    */
-  async register(caller: Caller, userId: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  async register(caller: Caller, userId: string, body: unknown): Promise<{ status: 201; body: McpServerView | McpPasteAnswer } | { status: 207; body: McpPasteAnswer }> {
     const owner = this.owner(caller, userId);
     const reading = readMcpPaste(body);
     if (reading.shape === 'server') return { status: 201, body: await this.createFor(owner, body) };
@@ -92,7 +93,8 @@ export class McpServersService {
     const { added, refused } = await this.paste(owner, reading.entries);
     if (added.length === 0) throw nothingAdded(refused);
     const message = refused.length === 0 ? `${added.length} MCP servers added` : `${added.length} of ${added.length + refused.length} MCP servers added; refused: ${refusalNames(refused)}`;
-    return { status: refused.length === 0 ? 201 : 207, body: { message, added, refused: refused.map(refusalView) } };
+    const answer: McpPasteAnswer = { message, added, refused: refused.map(refusalView) };
+    return refused.length === 0 ? { status: 201, body: answer } : { status: 207, body: answer };
   }
 
   /**
@@ -100,7 +102,7 @@ export class McpServersService {
    * POST: later ones see the earlier ones (a name taken, the limit reached).
    */
   private async paste(owner: McpServerOwner, entries: PastedServer[]) {
-    const added: Array<ReturnType<typeof mcpServerView>> = [];
+    const added: McpServerView[] = [];
     const refused: Array<{ name: string; error: ApiError }> = [];
     for (const entry of entries) {
       if ('skipped' in entry) {
@@ -118,7 +120,7 @@ export class McpServersService {
   }
 
   /** One server, as a single POST registers it. @throws ApiError as {@link register} for a single server. */
-  private async createFor(owner: McpServerOwner, body: unknown) {
+  private async createFor(owner: McpServerOwner, body: unknown): Promise<McpServerView> {
     const server = await this.admit(body);
     let created: UserMcpServer;
     try {
@@ -137,7 +139,7 @@ export class McpServersService {
   }
 
   /** @throws ApiError 404 (no such user or server), 403, 422 (bad fields, another name in the body, no secret key). */
-  async replace(caller: Caller, userId: string, name: string, body: unknown) {
+  async replace(caller: Caller, userId: string, name: string, body: unknown): Promise<McpServerView> {
     const owner = this.owner(caller, userId);
     if (!MCP_NAME_PATTERN.test(name)) throw serverNotFound(name);
     const server = await this.admit(body, name);
@@ -151,7 +153,7 @@ export class McpServersService {
   }
 
   /** @throws ApiError 404 (no such user or server). */
-  async remove(caller: Caller, userId: string, name: string) {
+  async remove(caller: Caller, userId: string, name: string): Promise<McpServerDeleted> {
     const owner = this.owner(caller, userId);
     if (!MCP_NAME_PATTERN.test(name) || !(await this.store.mcpServers.delete(owner.tenantId, owner.userId, name))) throw serverNotFound(name);
     await this.store.mcpCatalog.delete(owner, name);
@@ -184,7 +186,7 @@ function storeError(err: unknown): unknown {
 }
 
 /** One refused server of a paste, as the answer shows it: the error a single POST of it would have had. */
-function refusalView({ name, error }: { name: string; error: ApiError }) {
+function refusalView({ name, error }: { name: string; error: ApiError }): McpPasteRefusal {
   return { name, error_code: error.errorCode, message: error.message, ...(Object.keys(error.details).length > 0 ? { details: error.details } : {}) };
 }
 

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
-import { ApiDefaultResponse, ApiHeader, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiDefaultResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { Type } from 'class-transformer';
@@ -19,6 +19,7 @@ import { REDIS, SETTINGS } from '../infra/tokens.js';
 import { IdempotentRequests } from './idempotent-requests.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { parseMessages, toolSummary } from './chat-completions.js';
+import { ChatCompletion, ChatCompletionChunk, OpenAiModel, OpenAiModelList } from './openai-answers.dto.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
 import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
 
@@ -102,14 +103,16 @@ export class OpenAiCompatController {
   /** The assistants, as models. */
   @Get('models')
   @ApiOperation({ summary: 'The assistants, as models' })
-  models() {
+  @ApiOkResponse({ type: OpenAiModelList })
+  models(): OpenAiModelList {
     return { object: 'list', data: BUILTIN_ASSISTANTS.map((a) => asModel(a.id)) };
   }
 
   /** One assistant, as a model. @throws ApiError 404 `model_not_found`. */
   @Get('models/:id')
   @ApiOperation({ summary: 'One assistant, as a model' })
-  model(@Param('id') id: string) {
+  @ApiOkResponse({ type: OpenAiModel })
+  model(@Param('id') id: string): OpenAiModel {
     if (!findAssistant(id)) throw new ApiError(404, 'model_not_found', `The model "${id}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
     return asModel(id);
   }
@@ -124,6 +127,20 @@ export class OpenAiCompatController {
   @ApiOperation({ summary: 'A chat completion from an assistant: one run through the queue and workers (stream: true for chunks)' })
   @ApiHeader({ name: 'X-DataAgent-Session', required: false, description: 'Keep the conversation as this DataAgent session' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A retry with the same key (and body) follows the run the first request started instead of starting another; a client that leaves does not cancel it' })
+  @ApiExtraModels(ChatCompletion, ChatCompletionChunk)
+  @ApiOkResponse({
+    description: 'The whole answer, or with `stream: true` its chunks',
+    headers: {
+      'X-DataAgent-Session': { description: 'The DataAgent session the conversation is kept in', schema: { type: 'string' } },
+      'X-DataAgent-Run': { description: 'The run that answers', schema: { type: 'string' } },
+    },
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(ChatCompletion) } },
+      'text/event-stream': {
+        schema: { type: 'string', description: 'With `stream: true`: `data: <ChatCompletionChunk as JSON>` events, then `data: [DONE]`' },
+      },
+    },
+  })
   async completions(
     @CurrentCaller() caller: Caller,
     @Body() body: ChatCompletionRequestDto,
@@ -202,13 +219,14 @@ export class OpenAiCompatController {
         res.status(error.status).json(openAiErrorBody(error));
         return;
       }
-      res.json({
+      const completion: ChatCompletion = {
         id: `chatcmpl-${run.runId}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model,
         choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: 'stop', logprobs: null }],
-      });
+      };
+      res.json(completion);
     } finally {
       res.off('close', leave);
     }
@@ -217,8 +235,10 @@ export class OpenAiCompatController {
   /** `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels the run. */
   private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response, cancelOnLeave: boolean): Promise<void> {
     const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
-      `data: ${JSON.stringify({ id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] })}\n\n`;
+    const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: 'stop' | null = null) => {
+      const body: ChatCompletionChunk = { id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] };
+      return `data: ${JSON.stringify(body)}\n\n`;
+    };
     startEventStream(res);
     res.flushHeaders();
     res.write(chunk({ role: 'assistant', content: '' }));
@@ -286,7 +306,7 @@ class AnswerText {
   }
 }
 
-function asModel(id: string) {
+function asModel(id: string): OpenAiModel {
   return { id, object: 'model', created: 0, owned_by: 'dataagent' };
 }
 

@@ -3,6 +3,7 @@ import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore, RunRecord, SessionRecord } from '#core/session/session-store.js';
 import { ApiError } from '../common/api-error.js';
 import { STORE } from '../infra/tokens.js';
+import type { SessionView } from './session-view.dto.js';
 
 /** Whether a session or run is the caller's: the same tenant and the same user. */
 function ownedBy(caller: Caller, record: { tenantId: string; userId: string }): boolean {
@@ -40,7 +41,8 @@ export class SessionAccess {
   }
 }
 
-export function sessionView(s: SessionRecord) {
+/** A session as the API shows it. */
+export function sessionView(s: SessionRecord): SessionView {
   return {
     session_id: s.sessionId,
     assistant_id: s.assistantId,

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/config/assistant-catalog.js';
@@ -11,7 +11,9 @@ import { ControlService } from '../control/control.service.js';
 import { STORE } from '../infra/tokens.js';
 import { McpReleases } from '../mcp/mcp-releases.service.js';
 import { Quotas } from '../quotas/quotas.service.js';
+import { MessageList } from './message-view.dto.js';
 import { SessionAccess, sessionView } from './session-access.service.js';
+import { SessionDeleted, SessionDetail, SessionList, SessionView } from './session-view.dto.js';
 
 export class PageQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 50 })
@@ -24,7 +26,8 @@ export class PageQueryDto {
 }
 
 export class CreateSessionDto {
-  @ApiPropertyOptional({ description: 'GET /api/v1/agents lists them', maxLength: 64, default: DEFAULT_ASSISTANT_ID })
+  // The default is told, not declared: openapi-typescript makes a property with a `default` required, in request bodies too.
+  @ApiPropertyOptional({ description: `Default "${DEFAULT_ASSISTANT_ID}"; GET /api/v1/agents lists them`, maxLength: 64 })
   @IsOptional() @IsString() @MaxLength(64)
   assistant_id?: string;
 
@@ -52,7 +55,8 @@ export class SessionsController {
   /** The caller's sessions, most recently active first. */
   @Get()
   @ApiOperation({ summary: "The caller's sessions, most recently active first" })
-  async list(@CurrentCaller() caller: Caller, @Query() page: PageQueryDto) {
+  @ApiOkResponse({ type: SessionList })
+  async list(@CurrentCaller() caller: Caller, @Query() page: PageQueryDto): Promise<SessionList> {
     const sessions = await this.store.sessions.listByUser(caller.tenantId, caller.userId, page);
     return { sessions: sessions.map(sessionView), limit: page.limit, offset: page.offset };
   }
@@ -60,7 +64,8 @@ export class SessionsController {
   /** Creates an empty session (plain WebSocket clients connect to /ws/chat/{session_id}). */
   @Post()
   @ApiOperation({ summary: 'Create an empty session (plain WebSocket clients connect to /ws/chat/{session_id})' })
-  async create(@CurrentCaller() caller: Caller, @Body() body: CreateSessionDto) {
+  @ApiCreatedResponse({ type: SessionView })
+  async create(@CurrentCaller() caller: Caller, @Body() body: CreateSessionDto): Promise<SessionView> {
     const assistantId = body.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
     await this.quotas.admitSession(caller);
@@ -70,7 +75,8 @@ export class SessionsController {
 
   @Get(':id')
   @ApiOperation({ summary: 'One session with its message count' })
-  async get(@CurrentCaller() caller: Caller, @Param('id') id: string) {
+  @ApiOkResponse({ type: SessionDetail })
+  async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<SessionDetail> {
     const session = await this.access.getOwned(caller, id);
     return { ...sessionView(session), message_count: await this.store.messages.count(id) };
   }
@@ -78,7 +84,8 @@ export class SessionsController {
   /** Renames the session (the title a chat list shows). */
   @Patch(':id')
   @ApiOperation({ summary: 'Rename the session' })
-  async update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: UpdateSessionDto) {
+  @ApiOkResponse({ type: SessionView })
+  async update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: UpdateSessionDto): Promise<SessionView> {
     await this.access.getOwned(caller, id);
     const session = await this.store.sessions.update(id, { title: body.title.trim() });
     if (!session) throw ApiError.notFound('session', id);
@@ -88,7 +95,8 @@ export class SessionsController {
   /** Deletes the session with its history and run records; its active runs are cancelled first. */
   @Delete(':id')
   @ApiOperation({ summary: 'Delete the session with its history and runs (its active runs are cancelled first)' })
-  async remove(@CurrentCaller() caller: Caller, @Param('id') id: string) {
+  @ApiOkResponse({ type: SessionDeleted })
+  async remove(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<SessionDeleted> {
     await this.access.getOwned(caller, id);
     // The worker stops at its next step; rows it still writes are purged when its run ends.
     await this.control.cancelSession(caller, id);
@@ -100,7 +108,8 @@ export class SessionsController {
   /** The session's messages, oldest first. */
   @Get(':id/messages')
   @ApiOperation({ summary: "The session's messages, oldest first" })
-  async messages(@CurrentCaller() caller: Caller, @Param('id') id: string, @Query() page: PageQueryDto) {
+  @ApiOkResponse({ type: MessageList })
+  async messages(@CurrentCaller() caller: Caller, @Param('id') id: string, @Query() page: PageQueryDto): Promise<MessageList> {
     await this.access.getOwned(caller, id);
     const [messages, total] = await Promise.all([this.store.messages.list(id, page), this.store.messages.count(id)]);
     return {

@@ -1,9 +1,10 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
+import { WhoAmI } from './user-answers.dto.js';
 
 @Controller('me')
 export class MeController {
@@ -15,7 +16,8 @@ export class MeController {
    */
   @Get()
   @ApiOperation({ summary: 'Who the key belongs to: tenant, user and role (401 for a bad key)' })
-  whoAmI(@CurrentCaller() caller: Caller) {
+  @ApiOkResponse({ type: WhoAmI })
+  whoAmI(@CurrentCaller() caller: Caller): WhoAmI {
     return { tenant_id: caller.tenantId, user_id: caller.userId, role: caller.role, auth_disabled: this.settings.server.authDisabled };
   }
 }
