@@ -1,4 +1,4 @@
-import type { RunToolProvider } from '#core/engine/run-tools.js';
+import type { RunNotice, RunToolProvider } from '#core/engine/run-tools.js';
 import { toolSchemaVersion } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
@@ -7,6 +7,7 @@ import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import { mcpGovernance, traceIdFor, type GovernedServer } from './mcp-governance.js';
 import type { IntentClassifier } from './intent-classifier.js';
 import { mcpInjection } from './mcp-injection.js';
+import { McpAuthorizationRequired } from './mcp-errors.js';
 import type { McpLease, McpPool, PoolScope } from './mcp-pool.js';
 import { mcpTools } from './mcp-tools.js';
 
@@ -65,6 +66,7 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     const userScope: PoolScope = { kind: 'user', tenantId: caller.tenantId, userId: caller.userId };
     const leases: Array<{ config: McpServerConfig; lease: McpLease }> = [];
     const governed = new Map<string, GovernedServer>();
+    const notices: RunNotice[] = [];
     await Promise.all(
       servers.map(async ({ config, own: isOwn }) => {
         try {
@@ -74,6 +76,13 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
           governed.set(config.name, { schemaVersions: new Map(lease.connection.catalog.tools.map((t) => [t.name, toolSchemaVersion(t)])) });
         } catch (err) {
           const reason = err instanceof Error ? err.message : String(err);
+          if (err instanceof McpAuthorizationRequired) {
+            notices.push({
+              errorCode: 'mcp_sign_in_required',
+              mcpServer: config.name,
+              message: `The MCP server ${config.name} needs you to sign in (${err.detail}); its tools are left out until you do. Sign in from the MCP tab, or follow authorize_url in GET /api/v1/users/${caller.userId}/mcp-servers.`,
+            });
+          }
           governed.set(config.name, { unavailable: reason, schemaVersions: new Map() });
           options.logger.warn({ run_id: runId, server: config.name, reason }, 'MCP server unavailable; its tools are left out of this run');
         }
@@ -84,6 +93,7 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
     const offered = allowed ? tools.filter((t) => allowed(t.name)) : tools;
     const run = { traceId: traceId ?? traceIdFor(runId), tenantId: caller.tenantId, userId: caller.userId, sessionId, runId, agentId: assistantId, ...(caller.keyId ? { apiKeyId: caller.keyId } : {}) };
     const middleware: AgentMiddleware[] = [];
+    if (notices.length > 0) middleware.push(signInNote(notices.map((n) => n.mcpServer!)));
     if (governed.size > 0) middleware.push(mcpGovernance({ run, servers: governed, allowed, audit: options.audit, payloads: options.auditPayloads, schemas: new Map(offered.map((t) => [t.name, t.parameters])) }));
     if (options.injection === 'intent' && offered.length > 0) {
       const intentServers = leases.map(({ config }) => ({
@@ -99,9 +109,27 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
       // A tool the bindings do not allow is never offered.
       tools: offered,
       middleware,
+      notices,
       release: async () => {
         for (const { lease } of leases) lease.release();
       },
     };
+  };
+}
+
+/**
+ * Tells the model which servers wait for the person to sign in, so that it says so instead of
+ * guessing why a tool it expected is missing.
+ */
+function signInNote(servers: string[]): AgentMiddleware {
+  const note = `The MCP server${servers.length > 1 ? 's' : ''} ${servers.join(', ')} need${servers.length > 1 ? '' : 's'} the person to sign in before ${servers.length > 1 ? 'their' : 'its'} tools can be used. If the request needs ${servers.length > 1 ? 'them' : 'it'}, tell the person to sign in from the MCP tab.`;
+  return {
+    name: 'mcp-sign-in-note',
+    beforeModel(state) {
+      if (state.messages.some((m) => m.role === 'system' && m.content === note)) return;
+      // After the assistant's own system prompt, before the conversation.
+      const at = state.messages.findIndex((m) => m.role !== 'system');
+      state.messages.splice(at === -1 ? state.messages.length : at, 0, { role: 'system', content: note });
+    },
   };
 }

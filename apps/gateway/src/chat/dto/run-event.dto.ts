@@ -182,6 +182,9 @@ export class ErrorEventView extends RunEventEnvelope implements ErrorEventDict {
   @ApiPropertyOptional({ description: 'Seconds, with a busy model (`llm_rate_limited`, `llm_overloaded`)' })
   retry_after?: number;
 
+  @ApiPropertyOptional({ description: 'With `mcp_sign_in_required`: the MCP server whose tools wait for the person to sign in' })
+  mcp_server?: string;
+
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "A gateway's own error on a stream (`slow_consumer`, `stream_failed`): its specifics" })
   details?: Record<string, unknown>;
 }
