@@ -114,6 +114,8 @@ async function main(): Promise<void> {
   await app.listen(server.port, server.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : server.port;
+  // Unset, browsers and authorization servers reach the gateway where it listens (MCP sign-in redirects).
+  server.publicUrl ??= gatewayUrl(server.host, port);
   // One machine-readable line so scripts and tests can find the port (DATAAGENT_PORT=0 picks a free one).
   // In a cluster the primary prints it once every process listens; each process names itself.
   const line = inCluster ? { msg: 'gateway process listening', pid: process.pid } : { msg: 'gateway listening' };

@@ -3,7 +3,7 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { Tool, ToolResult } from '#core/tools/tool.js';
 import { HttpConnectionError } from './dropped-stream-fetch.js';
-import { McpUnavailableError, PROGRESS_MAX_FACTOR, type McpToolEntry } from './mcp-connection.js';
+import { McpAuthorizationRequired, McpUnavailableError, PROGRESS_MAX_FACTOR, type McpToolEntry } from './mcp-connection.js';
 import { McpMessageTooDeepError, McpMessageTooLargeError } from './message-limits.js';
 import type { McpLease } from './mcp-pool.js';
 
@@ -114,7 +114,7 @@ export function renderResult(result: CallToolResult): ToolResult {
 }
 
 /** Why a call failed, in the audit's and the model's words. */
-export type McpFailureReason = 'unavailable' | 'unauthorized' | 'unreachable' | 'connection_lost' | 'timeout' | 'invalid_output' | 'too_large' | 'server_error' | 'failed';
+export type McpFailureReason = 'unavailable' | 'sign_in_required' | 'unauthorized' | 'unreachable' | 'connection_lost' | 'timeout' | 'invalid_output' | 'too_large' | 'server_error' | 'failed';
 
 interface Failure {
   reason: McpFailureReason;
@@ -146,6 +146,9 @@ function classify(server: string, tool: string, err: unknown, timeoutMs: number,
     return { reason: 'invalid_output', retry: false, message: `${name} returned output that cannot be read (${err.message}). The server is at fault; trying again will not help.` };
   }
   if (err instanceof McpUnavailableError) {
+    if (err instanceof McpAuthorizationRequired) {
+      return { reason: 'sign_in_required', retry: false, message: `${err.message}. The person must sign in to ${err.server} again (the MCP tab) before its tools work; tell them.` };
+    }
     return { reason: 'unavailable', retry: err.retryable, message: `${err.message}. ${err.retryable ? 'Trying again later may work.' : 'Trying again will not help until its configuration is fixed.'}` };
   }
   if (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403)) {

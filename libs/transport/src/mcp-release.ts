@@ -8,7 +8,8 @@ export interface McpReleaseMessage {
   user_id: string;
   /** Only this server's connection; absent: all the user's. */
   server_name?: string;
-  reason: 'sessions_ended' | 'config_changed';
+  /** `signed_in` / `signed_out`: the person's sign-in to the server changed (workers record `needs_authorization` after a sign-out). */
+  reason: 'sessions_ended' | 'config_changed' | 'signed_in' | 'signed_out';
 }
 
 /** Publishes releases for every worker (at most once: a worker that misses one closes the connections when idle). */
@@ -35,6 +36,6 @@ function mcpReleaseMessage(value: unknown): McpReleaseMessage | null {
     typeof m?.tenant_id === 'string' &&
     typeof m.user_id === 'string' &&
     (m.server_name === undefined || typeof m.server_name === 'string') &&
-    (m.reason === 'sessions_ended' || m.reason === 'config_changed');
+    (m.reason === 'sessions_ended' || m.reason === 'config_changed' || m.reason === 'signed_in' || m.reason === 'signed_out');
   return ok ? (m as McpReleaseMessage) : null;
 }

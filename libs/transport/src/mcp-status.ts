@@ -14,6 +14,15 @@ export interface McpServerStatus {
   worker_id: string | null;
 }
 
+/** How long a status stands unless a worker (or a sign-in's check) writes it again. */
+export const MCP_STATUS_TTL_SECONDS = 300;
+
+/** Records one server's status for one user (a worker's, or the gateway's check after a sign-in). */
+export async function writeMcpStatus(redis: Redis, owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus): Promise<void> {
+  const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
+  await redis.multi().hset(key, name, JSON.stringify(status)).expire(key, MCP_STATUS_TTL_SECONDS).exec();
+}
+
 /**
  * A user's MCP server statuses from {@link redisKeys.mcpStatus}, by server name. Entries that
  * are not valid JSON or have no known status are left out (the API shows them as unknown).

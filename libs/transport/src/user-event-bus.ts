@@ -2,11 +2,11 @@ import type { Redis } from 'ioredis';
 import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
-/** A user's MCP servers changed (REST); the change applies from their next run. */
+/** A user's MCP servers changed (REST), or their sign-in to one did; the change applies from their next run. */
 export interface McpConfigChangedEvent {
   event_type: 'mcp_config_changed';
   server_name: string;
-  change: 'created' | 'updated' | 'deleted';
+  change: 'created' | 'updated' | 'deleted' | 'signed_in' | 'signed_out';
   timestamp: string;
 }
 

@@ -53,10 +53,9 @@ export class StreamTickets {
     private readonly keys: ApiKeyService,
   ) {}
 
-  /** A new ticket for `caller` that opens `path` only. */
-  async issue(caller: Caller, path: string): Promise<IssuedTicket> {
+  /** A new ticket for `caller` that opens `path` only, for `seconds` (default DATAAGENT_STREAM_TICKET_SECONDS). */
+  async issue(caller: Caller, path: string, seconds = this.settings.server.streamTicketSeconds): Promise<IssuedTicket> {
     const ticket = `${STREAM_TICKET_PREFIX}${randomBytes(32).toString('base64url')}`;
-    const seconds = this.settings.server.streamTicketSeconds;
     const record: TicketRecord = { tenant_id: caller.tenantId, user_id: caller.userId, role: caller.role, ...(caller.keyId ? { key_id: caller.keyId } : {}), path };
     await this.redis.set(redisKeys.streamTicket(digest(ticket)), JSON.stringify(record), 'PX', Math.round(seconds * 1000));
     return { ticket, expiresAt: new Date(Date.now() + seconds * 1000), expiresInSeconds: seconds };
@@ -78,6 +77,11 @@ export class StreamTickets {
     if (!(await this.keys.isStillValid(caller))) throw invalidTicket('The stream ticket is not valid: the API key it was issued to has been revoked or has expired');
     return caller;
   }
+}
+
+/** Ends a ticket now (a single-use one, once redeemed); false when it was gone already. */
+export async function consumeTicket(redis: Redis, ticket: string): Promise<boolean> {
+  return (await redis.del(redisKeys.streamTicket(digest(ticket)))) === 1;
 }
 
 function invalidTicket(message: string): ApiError {

@@ -43,6 +43,14 @@ export class ServerConfig {
   @Env('DATAAGENT_STREAM_TICKET_SECONDS', 'number') @IsNumber() @Min(1) @Max(3600)
   streamTicketSeconds = 60;
 
+  /**
+   * Where browsers and authorization servers reach this gateway (`https://agents.example.com`):
+   * the redirect URI of MCP sign-ins and the URL of DataAgent's client metadata document (used
+   * as its client_id where the URL is https). Unset: `http://localhost:<port>`.
+   */
+  @Env('DATAAGENT_PUBLIC_URL') @IsOptional() @IsString()
+  publicUrl?: string;
+
   /** Seconds a gateway trusts what it read about an issued key: a revocation applies everywhere within this. */
   @Env('DATAAGENT_API_KEY_CACHE_SECONDS', 'number') @IsNumber() @Min(0) @Max(60)
   apiKeyCacheSeconds = 2;

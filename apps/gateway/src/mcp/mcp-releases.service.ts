@@ -33,8 +33,8 @@ export class McpReleases {
   }
 
   /** Workers close the user's connection to this server; the next run connects with the new config. */
-  async serverChanged(tenantId: string, userId: string, serverName: string): Promise<void> {
-    await announceMcpRelease(this.redis, [{ tenant_id: tenantId, user_id: userId, server_name: serverName, reason: 'config_changed' }]).catch((err: unknown) => {
+  async serverChanged(tenantId: string, userId: string, serverName: string, reason: 'config_changed' | 'signed_in' | 'signed_out' = 'config_changed'): Promise<void> {
+    await announceMcpRelease(this.redis, [{ tenant_id: tenantId, user_id: userId, server_name: serverName, reason }]).catch((err: unknown) => {
       this.logger.warn(`could not tell workers to close MCP connections: ${err instanceof Error ? err.message : String(err)}`);
     });
   }

@@ -71,6 +71,12 @@ export class McpServerView {
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   last_check: string | null;
 
+  @ApiPropertyOptional({ description: 'A server reached by URL: whether the person has signed in to it (OAuth)' })
+  signed_in?: boolean;
+
+  @ApiPropertyOptional({ description: "With `status: needs_authorization`: opens the sign-in in the person's browser as it is (a single-use ticket, a few minutes)" })
+  authorize_url?: string;
+
   @ApiPropertyOptional({ type: [String], description: 'Secret fields that could not be opened (the deployment changed its DATAAGENT_SECRET_KEY): set them again' })
   unreadable_secrets?: string[];
 

@@ -18,6 +18,7 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import { Quotas, tooMany } from '../quotas/quotas.service.js';
 import { McpReleases } from './mcp-releases.service.js';
+import { McpSignIns } from './mcp-sign-ins.service.js';
 import { globalServerView, mcpCatalogView, mcpServerView } from './mcp-server.view.js';
 import type { McpCatalogView, McpPasteAnswer, McpPasteRefusal, McpServerDeleted, McpServerList, McpServerView } from './mcp-server-views.dto.js';
 
@@ -38,6 +39,7 @@ export class McpServersService {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly releases: McpReleases,
     private readonly quotas: Quotas,
+    private readonly signIns: McpSignIns,
   ) {
     this.policy = { stdioAllow: parseStdioAllowlist(settings.mcp.stdioAllow), outbound: { allowlist: toAllowRules(settings.tools.outboundAllowlist) } };
   }
@@ -59,7 +61,16 @@ export class McpServersService {
       .filter(([name]) => !own.has(name))
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([name, status]) => globalServerView(name, status));
-    return { servers: servers.map((s) => mcpServerView(s, statuses.get(s.config.name))), global_servers: globalServers, max_servers: await this.quotas.maxMcpServers(owner.tenantId) };
+    const views = await Promise.all(servers.map((s) => this.withSignIn(caller, owner, s, mcpServerView(s, statuses.get(s.config.name)))));
+    return { servers: views, global_servers: globalServers, max_servers: await this.quotas.maxMcpServers(owner.tenantId) };
+  }
+
+  /** A remote server's view says whether the person signed in, and how to when it needs them to. */
+  private async withSignIn(caller: Caller, owner: McpServerOwner, server: UserMcpServer, view: McpServerView): Promise<McpServerView> {
+    if (server.config.transport === 'stdio') return view;
+    const signedIn = await this.signIns.signedIn(owner, server.config.name);
+    if (view.status !== 'needs_authorization') return { ...view, signed_in: signedIn };
+    return { ...view, signed_in: signedIn, authorize_url: (await this.signIns.authorizeUrl(caller, owner.userId, server.config.name)).authorize_url };
   }
 
   /**

@@ -22,7 +22,7 @@ import { mcpToolProvider } from '#mcp/mcp-provider.js';
 import type { McpServerStatus } from '#transport/mcp-status.js';
 import type { ChatModel } from '#core/llm/chat-model.js';
 import { llmIntentClassifier } from '#mcp/intent-classifier.js';
-import { listenMcpReleases } from '#transport/mcp-release.js';
+import { announceMcpRelease, listenMcpReleases } from '#transport/mcp-release.js';
 import type { McpOAuthStore } from '#core/mcp/mcp-oauth-store.js';
 import { McpOAuthSession, oauthFetch, type RefreshLock } from '#mcp/oauth/mcp-oauth-session.js';
 import { policyFetch } from '#mcp/pinned-fetch.js';
@@ -137,6 +137,10 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
               lock: oauth.lock,
               ...(tokenFetch ? { fetchFn: tokenFetch } : {}),
               onRefresh: (outcome) => logger.info({ tenant_id: scope.tenantId, user_id: scope.userId, server: server.name, outcome }, 'MCP sign-in refresh'),
+              // Every worker lets go of its connection made with the sign-in, and records that the server waits for the person.
+              onForgotten: () => {
+                void announceMcpRelease(redis, [{ tenant_id: scope.tenantId, user_id: scope.userId, server_name: server.name, reason: 'signed_out' }]).catch(() => undefined);
+              },
             });
             return (base) => oauthFetch(base, session, server.name);
           },
@@ -202,6 +206,10 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     await listenMcpReleases(releases, (message) => {
       const scope: PoolScope = { kind: 'user', tenantId: message.tenant_id, userId: message.user_id };
       void pool.closeScope(scope, message.server_name).then((closed) => {
+        // Closing wrote `disconnected`; after a sign-out the server waits for the person.
+        if (message.reason === 'signed_out' && message.server_name && closed > 0) {
+          writeStatus(scope, message.server_name, { status: 'needs_authorization', last_error: 'signed out', tool_count: 0, last_check: new Date().toISOString(), worker_id: workerId });
+        }
         if (closed > 0) logger.info({ tenant_id: message.tenant_id, user_id: message.user_id, server: message.server_name, reason: message.reason, closed }, 'MCP connections released');
       });
     });

@@ -36,13 +36,17 @@ export interface McpOAuthSessionOptions {
   lock: RefreshLock;
   /** The token endpoint is reached through it (the outbound address policy). */
   fetchFn?: FetchLike;
-  /** A token this close to its expiry is refreshed before use. Default 30 s. */
+  /** A token this close to its expiry is refreshed before use: 30 s by default, a quarter of a shorter lifetime. */
   refreshSkewMs?: number;
+  /** How long a grant read from the store is used before it is read again. Default 5 s. */
+  cacheMs?: number;
   /** How long a refresh may hold the lock, and how long others wait for it. Default 15 s. */
   refreshTimeoutMs?: number;
   now?: () => number;
   /** Told of each refresh that reached the authorization server (for logs and metrics). */
   onRefresh?: (outcome: 'refreshed' | 'refused' | 'failed') => void;
+  /** Told when this session forgot a sign-in the server no longer takes (every worker should hear of it). */
+  onForgotten?: () => void;
 }
 
 /**
@@ -56,6 +60,8 @@ export interface McpOAuthSessionOptions {
 export class McpOAuthSession {
   private readonly skewMs: number;
   private readonly timeoutMs: number;
+  /** The grant last read or written, and when: most requests need no read from the store. */
+  private cached?: { stored: StoredMcpOAuthGrant; at: number };
 
   constructor(private readonly options: McpOAuthSessionOptions) {
     this.skewMs = options.refreshSkewMs ?? 30_000;
@@ -71,11 +77,26 @@ export class McpOAuthSession {
    * @throws McpAuthorizationRequired when the sign-in expired and cannot be refreshed.
    */
   async accessToken(): Promise<string | undefined> {
-    const stored = await this.options.store.get(this.options.owner, this.options.server);
+    const cached = this.cached && this.cached.at + (this.options.cacheMs ?? 5_000) > this.now ? this.cached.stored : undefined;
+    if (cached && this.fresh(cached)) return cached.grant.tokens.access_token;
+    // Read again before refreshing: another worker may have refreshed it already.
+    const stored = await this.load();
     if (!stored) return undefined;
-    const expiresAt = stored.grant.expiresAt;
-    if (expiresAt === undefined || expiresAt - this.skewMs > this.now) return stored.grant.tokens.access_token;
+    if (this.fresh(stored)) return stored.grant.tokens.access_token;
     return (await this.refresh(stored)).access_token;
+  }
+
+  /** Whether the grant's access token is not near its expiry. */
+  private fresh(stored: StoredMcpOAuthGrant): boolean {
+    const { expiresAt, tokens } = stored.grant;
+    const lifetimeMs = typeof tokens.expires_in === 'number' ? tokens.expires_in * 1000 : Infinity;
+    return expiresAt === undefined || expiresAt - Math.min(this.skewMs, lifetimeMs / 4) > this.now;
+  }
+
+  private async load(): Promise<StoredMcpOAuthGrant | null> {
+    const stored = await this.options.store.get(this.options.owner, this.options.server);
+    this.cached = stored ? { stored, at: this.now } : undefined;
+    return stored;
   }
 
   /**
@@ -101,12 +122,13 @@ export class McpOAuthSession {
 
   /** Forgets a sign-in the server will not take any more (only the version that was refused). */
   async forget(stored: StoredMcpOAuthGrant): Promise<void> {
+    this.cached = undefined;
     const current = await this.options.store.get(this.options.owner, this.options.server);
-    if (current?.version === stored.version) await this.options.store.delete(this.options.owner, this.options.server);
+    if (current?.version === stored.version && (await this.options.store.delete(this.options.owner, this.options.server))) this.options.onForgotten?.();
   }
 
   private async read(challenge: McpAuthorizationRequired['challenge'] = {}): Promise<StoredMcpOAuthGrant> {
-    const stored = await this.options.store.get(this.options.owner, this.options.server);
+    const stored = await this.load();
     if (!stored) throw this.required('nobody has signed in', challenge);
     return stored;
   }
@@ -122,14 +144,17 @@ export class McpOAuthSession {
           const current = await store.get(owner, server);
           if (!current) throw this.required('the sign-in was removed', challenge);
           // Another worker refreshed while this one waited for the lock.
-          if (current.version !== seen.version) return current.grant.tokens;
+          if (current.version !== seen.version) {
+            this.cached = { stored: current, at: this.now };
+            return current.grant.tokens;
+          }
           return await this.redeem(current, challenge);
         } finally {
           await release().catch(() => undefined);
         }
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
-      const current = await store.get(owner, server);
+      const current = await this.load();
       if (!current) throw this.required('the sign-in was removed', challenge);
       if (current.version !== seen.version) return current.grant.tokens;
       if (this.now > deadline) throw new Error(`MCP server ${server}: another worker's token refresh did not finish within ${this.timeoutMs} ms`);
@@ -169,6 +194,7 @@ export class McpOAuthSession {
     // A server that does not rotate its refresh token keeps the old one valid.
     const next = grantOf(discovery, grant.client as OAuthClientInformationMixed, { ...tokens, refresh_token: tokens.refresh_token ?? refreshToken }, this.now);
     const version = await store.put(owner, server, next, current.version);
+    this.cached = version === null ? undefined : { stored: { grant: next, version, updatedAt: new Date(this.now) }, at: this.now };
     if (version === null) {
       // Written under the lock, so only a lock that outlived its hold lands here: use what won.
       const winner = await store.get(owner, server);
