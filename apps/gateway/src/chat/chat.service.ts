@@ -46,6 +46,8 @@ export interface SubmitOptions {
   toolResults?: ChatMessage[];
   /** The client's own tools, offered to the model (RunJobData.clientTools). */
   clientTools?: ToolSpec[];
+  /** For a new session: it goes soon after its last activity (DATAAGENT_OPENAI_SESSION_TTL) unless a client continues it. */
+  ephemeral?: boolean;
   /** Who decides calls that need approval (RunJobData.approvals); absent, the person. */
   approvals?: 'refuse' | 'approve';
   /** How the model samples (RunJobData.modelOptions); absent, the provider's defaults. */
@@ -133,7 +135,7 @@ export class ChatService {
       const sessionId = options.newSessionId ?? randomUUID();
       const title = (request.message || (options.history ?? []).findLast((m) => m.role === 'user')?.content || '').slice(0, 80);
       await this.rows.add({
-        session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title },
+        session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title, ...(options.ephemeral ? { ephemeral: true } : {}) },
         ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history, options.toolResults),
       });
       return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, ...this.runInput(options) });
@@ -144,6 +146,8 @@ export class ChatService {
     if (session.assistantId !== assistantId && request.assistant_id) {
       throw new ApiError(409, 'assistant_mismatch', `session ${sessionId} belongs to assistant ${session.assistantId}`);
     }
+    // A client that continues a session that was to go soon (a stateless call's) keeps it.
+    if (session.ephemeral) await this.store.sessions.update(sessionId, { ephemeral: false });
     const mode = server.multitask;
     // Looking for active runs and creating this one happen under the session's admission lock.
     const admitted = await this.admission.exclusive(sessionId, mode === 'reject' ? 0 : ADMISSION_WAIT_MS, async () => {

@@ -196,7 +196,8 @@ export class OpenAiCompatController {
       if (await this.access.findOwned(caller, sessionId)) existing = sessionId;
       else Object.assign(options, { newSessionId: sessionId, history });
     } else {
-      options.history = history;
+      // Stateless: the client sends the whole conversation each time, so its session goes soon (DATAAGENT_OPENAI_SESSION_TTL).
+      Object.assign(options, { history, ephemeral: true });
     }
     let submitted: SubmittedRun;
     try {
