@@ -215,6 +215,132 @@ describe('OpenAI-compatible API', () => {
     await expect(client.chat.completions.create({ model: 'default', n: 2, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 400, param: 'n', code: 'unsupported_parameter' });
   });
 
+  describe("the client's own tools", () => {
+    const weatherTool = (seen: unknown[]) => ({
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        description: 'The weather in a city, as the client knows it',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        parse: JSON.parse,
+        function: (args: { city: string }) => {
+          seen.push(args);
+          return { city: args.city, sky: 'sunny' };
+        },
+      },
+    });
+    /** The scripted LLM's requests for one test's conversation. */
+    const sentFor = (marker: string) => system.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes(marker));
+
+    for (const stream of [false, true]) {
+      it(`completes the openai SDK's runTools round trip${stream ? ', streamed' : ''}: the model is offered the tool, the client runs it, the model reads its result`, async () => {
+        const marker = `weather-${randomUUID()}`;
+        const seen: unknown[] = [];
+        const runner = client.chat.completions.runTools({ model: 'default', stream, messages: [{ role: 'user', content: `[[tool:get_weather {"city":"Oslo"}]] ${marker}` }], tools: [weatherTool(seen)] } as Parameters<typeof client.chat.completions.runTools>[0]);
+        const answer = await runner.finalContent();
+        expect(seen).toEqual([{ city: 'Oslo' }]);
+        expect(answer).toContain('Tool get_weather returned: {"city":"Oslo","sky":"sunny"}');
+
+        const [first, second, ...more] = sentFor(marker);
+        expect(more).toHaveLength(0);
+        // The model was offered the client's tool beside the assistant's own.
+        expect(first!.body.tools).toEqual(expect.arrayContaining([{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city, as the client knows it', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }]));
+        expect(first!.body.tools!.map((t) => t.function.name)).toContain('write_todos');
+        // The follow-up: its call, then the client's result for it, in order, and nothing after.
+        const wire = second!.body.messages!;
+        const call = wire.at(-2)!;
+        expect(call).toMatchObject({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] });
+        expect(wire.at(-1)).toEqual({ role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: '{"city":"Oslo","sky":"sunny"}' });
+        expect(wire.at(-3)).toMatchObject({ role: 'user', content: expect.stringContaining(marker) });
+
+        // The first run ended cleanly at the call: a tool_call nothing here ran, then done{tool_calls}.
+        const firstRun = (await runner.allChatCompletions())[0]!.id.replace(/^chatcmpl-/, '');
+        const events = await runEvents(firstRun);
+        const calls = events.filter((e) => e.event_type === 'tool_call');
+        expect(calls).toEqual([expect.objectContaining({ tool_name: 'get_weather', tool_args: { city: 'Oslo' }, client: true })]);
+        expect(events.filter((e) => e.event_type === 'tool_result')).toHaveLength(0);
+        expect(events.filter((e) => e.event_type === 'error')).toHaveLength(0);
+        expect(events.at(-1)).toMatchObject({ event_type: 'done', cancelled: false, reason: 'tool_calls' });
+      });
+    }
+
+    it('answers a call as OpenAI does: whole, with tool_calls and finish_reason tool_calls; streamed, in tool_call deltas', async () => {
+      const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+      const messages = [{ role: 'user' as const, content: `[[tool:get_weather {"city":"Rome"}]] shape ${randomUUID()}` }];
+      const whole = await client.chat.completions.create({ model: 'default', messages, tools });
+      expect(whole.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: expect.any(String), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] } });
+
+      const chunks = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'default', messages, tools, stream: true })) chunks.push(chunk);
+      const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+      expect(deltas[0]).toMatchObject({ index: 0, id: expect.any(String), type: 'function', function: { name: 'get_weather' } });
+      expect(deltas.map((d) => d.function?.arguments ?? '').join('')).toBe('{"city":"Rome"}');
+      expect(chunks.at(-1)!.choices[0]).toMatchObject({ delta: {}, finish_reason: 'tool_calls' });
+      expect(chunks.filter((c) => c.choices[0]?.finish_reason)).toHaveLength(1);
+    });
+
+    it('keeps the exchange in a session continued with X-DataAgent-Session: only the results are added', async () => {
+      const session = `openai-tools-${randomUUID()}`;
+      const seen: unknown[] = [];
+      const runner = client.chat.completions.runTools({ model: 'default', messages: [{ role: 'user', content: '[[tool:get_weather {"city":"Lima"}]] kept' }], tools: [weatherTool(seen)] }, { headers: { 'X-DataAgent-Session': session } });
+      await runner.finalContent();
+      const history = await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY });
+      const stored = history.body.messages as Array<{ role: string; content: string; metadata?: { tool_calls?: Array<{ id: string; name: string }>; tool_call_id?: string } }>;
+      expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      expect(stored[1]!.metadata!.tool_calls).toEqual([expect.objectContaining({ name: 'get_weather', arguments: { city: 'Lima' } })]);
+      expect(stored[2]).toMatchObject({ content: '{"city":"Lima","sky":"sunny"}', metadata: { tool_call_id: stored[1]!.metadata!.tool_calls![0]!.id } });
+      expect(stored[3]!.content).toContain('Tool get_weather returned');
+    });
+
+    it('refuses by name, with a 400, what the assistant cannot take: a name of its own tools, another kind of tool, another tool_choice', async () => {
+      const named = (name: string) => [{ type: 'function' as const, function: { name, parameters: { type: 'object' } } }];
+      await expect(client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }], tools: named('write_todos') })).rejects.toMatchObject({ status: 400, code: 'client_tool_conflict', param: 'tools', message: expect.stringContaining('write_todos') });
+      await expect(client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'custom', custom: { name: 'grammar' } }] as never })).rejects.toMatchObject({ status: 400, param: 'tools[0].type' });
+      await expect(client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }], tools: named('get_weather'), tool_choice: 'required' })).rejects.toMatchObject({ status: 400, param: 'tool_choice' });
+      // A tool result must answer a call of the assistant message before it.
+      await expect(client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'nope', content: 'x' }] })).rejects.toMatchObject({ status: 400, param: 'messages[1].tool_call_id' });
+    });
+  });
+
+  describe('usage', () => {
+    /** What the scripted LLM reported for the requests of one conversation, summed. */
+    const reported = (marker: string) => {
+      const sent = system.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes(marker));
+      expect(sent.length).toBeGreaterThan(0);
+      const prompt = sent.reduce((sum, r) => sum + r.usage!.prompt_tokens, 0);
+      const completion = sent.reduce((sum, r) => sum + r.usage!.completion_tokens, 0);
+      return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    };
+
+    it("answers whole with the run's usage: what the upstream LLM reported for each of the run's model calls, summed", async () => {
+      const marker = `usage-${randomUUID()}`;
+      const completion = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: `[[tool:write_todos {"todos":[{"content":"count","status":"pending"}]}]] ${marker}` }] });
+      // Two model calls: the one that called write_todos, the one that read its result.
+      expect(system.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes(marker))).toHaveLength(2);
+      expect(completion.usage).toEqual(reported(marker));
+    });
+
+    it('streams the usage in a last chunk with no choices when stream_options.include_usage asks, and only then', async () => {
+      const marker = `usage-stream-${randomUUID()}`;
+      const chunks = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'default', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: `[[chunks:3]] ${marker}` }] })) chunks.push(chunk);
+      expect(chunks.at(-1)).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: reported(marker) });
+      expect(chunks.filter((c) => c.usage)).toHaveLength(1);
+      expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
+
+      const plain = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'default', stream: true, messages: [{ role: 'user', content: 'no usage asked' }] })) plain.push(chunk);
+      expect(plain.some((c) => c.usage)).toBe(false);
+    });
+
+    it("adds up over a runTools round trip as the SDK counts it", async () => {
+      const marker = `usage-tools-${randomUUID()}`;
+      const runner = client.chat.completions.runTools({ model: 'default', messages: [{ role: 'user', content: `[[tool:get_weather {"city":"Pune"}]] ${marker}` }], tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, description: 'weather', function: () => 'rain' } }] });
+      await runner.finalContent();
+      expect(await runner.totalUsage()).toEqual(reported(marker));
+    });
+  });
+
   it("never shows the client the LLM's internal address when the model fails", async () => {
     const failed = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: '[[error:500]] broken' }] });
     await expect(failed).rejects.toMatchObject({ status: expect.any(Number) });

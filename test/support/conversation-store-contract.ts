@@ -193,6 +193,32 @@ export function conversationStoreContract(open: OpenStore): void {
       advance(1);
       expect((await store.sessions.cleanupExpired(3600)).removed).toBe(1);
     });
+
+    it('cleans up ephemeral sessions sooner, once no run of theirs goes on, and keeps one marked to stay', async () => {
+      const ephemeral = () => store.sessions.create({ tenantId: tenant, userId: 'alice', assistantId: 'helper', ephemeral: true });
+      const done = await ephemeral();
+      await store.runs.markFinished((await newRun(done.sessionId)).runId, 'completed');
+      const busy = await ephemeral();
+      const busyRun = await newRun(busy.sessionId);
+      const kept = await ephemeral();
+      await store.sessions.update(kept.sessionId, { ephemeral: false });
+      const ordinary = await newSession();
+      expect((await store.sessions.get(done.sessionId))!.ephemeral).toBe(true);
+      expect((await store.sessions.get(kept.sessionId))!.ephemeral).toBeFalsy();
+      advance(60_000);
+
+      // 60 s idle: past an ephemeral timeout of 30 s, well within the session timeout of an hour.
+      expect(await store.sessions.cleanupExpired(3600, 30)).toEqual({ removed: 1, owners: [{ tenantId: tenant, userId: 'alice' }] });
+      expect(await store.sessions.get(done.sessionId)).toBeNull();
+      expect(await store.sessions.get(busy.sessionId)).not.toBeNull();
+      expect(await store.sessions.get(kept.sessionId)).not.toBeNull();
+      expect(await store.sessions.get(ordinary.sessionId)).not.toBeNull();
+      // Without an ephemeral timeout only the session timeout applies.
+      await store.runs.markFinished(busyRun.runId, 'completed');
+      expect((await store.sessions.cleanupExpired(3600)).removed).toBe(0);
+      expect((await store.sessions.cleanupExpired(3600, 30)).removed).toBe(1);
+      expect(await store.sessions.get(busy.sessionId)).toBeNull();
+    });
   });
 
   describe('messages', () => {

@@ -32,6 +32,13 @@
  *
  * Without a directive the answer is `Hello from the scripted LLM server.` in four chunks.
  *
+ * ## Usage
+ *
+ * Every finished answer reports token usage, as OpenAI does: in the JSON body, and for a stream
+ * that asked with `stream_options.include_usage` in a last chunk with no choices. The figures
+ * are made up but recognisable (`prompt_tokens` 1000 + 7 per message, `completion_tokens`
+ * 100 + 1 per text chunk or tool call) and kept on the request as {@link RecordedRequest.usage}.
+ *
  * `[[stamp]]` times are `performance.timeOrigin + performance.now()` (epoch ms, 3 decimals) taken
  * just before the chunk is written, so a client computes its receive latency as
  * `performance.timeOrigin + performance.now() - t`.
@@ -89,6 +96,15 @@ export interface RecordedRequest {
   };
   /** Epoch ms. */
   receivedAt: number;
+  /** The usage the answer reported, once it finished. */
+  usage?: WireUsage;
+}
+
+/** OpenAI's `usage` of a completion. */
+export interface WireUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
 }
 
 export interface ScriptedLlmOptions {
@@ -218,8 +234,10 @@ export class ScriptedLlmServer {
     });
 
     const out = request.body.stream === true
-      ? new SseAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`)
+      ? new SseAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`, (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true)
       : new JsonAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`);
+    const prompt = 1000 + 7 * (request.body.messages?.length ?? 0);
+    const completion = 100 + steps.filter((s) => 'text' in s || 'toolCall' in s).length;
     let interval = this.options.chunkIntervalMs ?? 0;
     let chunksSent = 0;
     const pace = async () => {
@@ -268,7 +286,8 @@ export class ScriptedLlmServer {
           return;
         }
       }
-      out.finish();
+      request.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+      out.finish(request.usage);
     } catch (err) {
       if (signal.aborted) return; // the client left or the server stopped: nothing to answer
       throw err;
@@ -281,12 +300,16 @@ class SseAnswer {
   private readonly prefix: string;
   private toolIndex = 0;
 
+  private readonly head: string;
+
   constructor(
     private readonly res: ServerResponse,
     model: string,
     id: string,
+    private readonly includeUsage = false,
   ) {
-    this.prefix = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":`;
+    this.head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)},`;
+    this.prefix = `${this.head}"choices":[{"index":0,"delta":`;
   }
 
   /** Sends the headers and the role chunk, once. */
@@ -324,10 +347,11 @@ class SseAnswer {
     this.res.end(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
   }
 
-  finish(): void {
+  finish(usage: WireUsage): void {
     this.open();
     const reason = this.toolIndex > 0 ? 'tool_calls' : 'stop';
-    this.res.end(`${this.prefix}{},"finish_reason":"${reason}"}]}\n\ndata: [DONE]\n\n`);
+    const usageChunk = this.includeUsage ? `${this.head}"choices":[],"usage":${JSON.stringify(usage)}}\n\n` : '';
+    this.res.end(`${this.prefix}{},"finish_reason":"${reason}"}]}\n\n${usageChunk}data: [DONE]\n\n`);
   }
 
   private write(data: string): Promise<void> {
@@ -371,7 +395,7 @@ class JsonAnswer {
     sendJson(this.res, status, errorBody(status, message));
   }
 
-  finish(): void {
+  finish(usage: WireUsage): void {
     const message = { role: 'assistant', content: this.content || null, ...(this.calls.length ? { tool_calls: this.calls } : {}) };
     sendJson(this.res, 200, {
       id: this.id,
@@ -379,6 +403,7 @@ class JsonAnswer {
       created: Math.floor(Date.now() / 1000),
       model: this.model,
       choices: [{ index: 0, message, finish_reason: this.calls.length ? 'tool_calls' : 'stop', logprobs: null }],
+      usage,
     });
   }
 }

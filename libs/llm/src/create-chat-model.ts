@@ -36,7 +36,7 @@ export function createModel(name: string, config: LlmConfig, offline?: OfflineCh
   if (provider === 'anthropic') {
     return new AnthropicChatModel({ model, apiKey: config.anthropicApiKey!, baseUrl: config.anthropicBaseUrl, maxTokens: config.maxTokens, timeoutMs: config.timeoutMs });
   }
-  return new OpenAIChatModel({ model, apiKey: config.openaiApiKey, baseUrl: config.openaiBaseUrl, timeoutMs: config.timeoutMs });
+  return new OpenAIChatModel({ model, apiKey: config.openaiApiKey, baseUrl: config.openaiBaseUrl, timeoutMs: config.timeoutMs, streamUsage: config.streamUsage });
 }
 
 /** The default model (DATAAGENT_MODEL). @throws Error as {@link createModel} does. */

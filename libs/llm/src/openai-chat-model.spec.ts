@@ -19,7 +19,7 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
   afterAll(() => server.stop());
   afterEach(() => server.setScript());
 
-  const model = (opts: { apiKey?: string; timeoutMs?: number } = { apiKey: SECRET }) =>
+  const model = (opts: { apiKey?: string; timeoutMs?: number; streamUsage?: boolean } = { apiKey: SECRET }) =>
     new OpenAIChatModel({ model: 'test-model', baseUrl: server.baseUrl, maxRetries: 0, ...opts });
   const user = (content: string): ChatMessage[] => [{ role: 'user', content }];
 
@@ -82,8 +82,21 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
     expect(chunks).toEqual([
       { type: 'text', text: 'Let me check.' },
       { type: 'tool_calls', calls: [{ id: 'call_w', name: 'get_weather', arguments: args }] },
+      { type: 'usage', inputTokens: 1007, outputTokens: 102 },
       { type: 'finish', reason: 'tool_calls' },
     ]);
+  });
+
+  it('asks for the usage of each streamed answer and yields what the server counted, before the finish', async () => {
+    const chunks = await collect(model().stream({ messages: user('hi [[chunks:3]]'), tools: [], signal: new AbortController().signal }));
+    const sent = server.requests.at(-1)!;
+    expect(sent.body.stream_options).toEqual({ include_usage: true });
+    expect(chunks.slice(-2)).toEqual([{ type: 'usage', inputTokens: sent.usage!.prompt_tokens, outputTokens: sent.usage!.completion_tokens }, { type: 'finish', reason: 'stop' }]);
+
+    // A server that would refuse the field is not sent it (DATAAGENT_LLM_STREAM_USAGE=false): no usage, the engine estimates.
+    const without = await collect(model({ apiKey: SECRET, streamUsage: false }).stream({ messages: user('hi'), tools: [], signal: new AbortController().signal }));
+    expect(server.requests.at(-1)!.body.stream_options).toBeUndefined();
+    expect(without.some((c) => c.type === 'usage')).toBe(false);
   });
 
   it('assembles two parallel tool calls, driven by directives', async () => {

@@ -28,6 +28,8 @@ export interface OpenAIChatModelOptions {
   timeoutMs?: number;
   /** Retries of failed requests before the stream starts (429, 5xx, connection errors). Default 2. */
   maxRetries?: number;
+  /** Ask for the answer's token usage (`stream_options.include_usage`). Default true. */
+  streamUsage?: boolean;
 }
 
 /**
@@ -53,6 +55,7 @@ export class OpenAIChatModel implements ChatModel {
   private readonly apiKey?: string;
   private readonly endpoint: string;
   private readonly timeoutMs: number;
+  private readonly streamUsage: boolean;
 
   /** @throws Error when neither an API key nor a base URL is given. */
   constructor(options: OpenAIChatModelOptions) {
@@ -65,6 +68,7 @@ export class OpenAIChatModel implements ChatModel {
     this.apiKey = apiKey;
     this.endpoint = safeUrl(baseUrl ?? DEFAULT_BASE_URL);
     this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.streamUsage = options.streamUsage ?? true;
     this.id = `openai:${options.model}`;
     this.client = new OpenAI({
       apiKey: apiKey ?? PLACEHOLDER_API_KEY,
@@ -86,6 +90,8 @@ export class OpenAIChatModel implements ChatModel {
     const watch = new RequestWatch(signal, this.timeoutMs);
     try {
       const params: ChatCompletionCreateParamsStreaming = { model: this.model, messages: toWireMessages(messages), stream: true };
+      // The usage comes in a last chunk with no choices.
+      if (this.streamUsage) params.stream_options = { include_usage: true };
       // Names with dots (MCP's `server.tool`) go out in a spelling the API accepts and come back as they were.
       const byWireName = new Map(tools.map((tool) => [wireToolName(tool.name), tool.name]));
       if (tools.length > 0) params.tools = tools.map(toWireTool);
@@ -100,11 +106,13 @@ export class OpenAIChatModel implements ChatModel {
 
       const calls = new ToolCallAssembler();
       let finishReason: string | undefined;
+      let usage: ChatCompletionChunk['usage'];
       let ended = false;
       try {
         for (let batch = await reader.read(); batch !== null; batch = await reader.read()) {
           watch.alive();
           for (const chunk of batch as readonly ChatCompletionChunk[]) {
+            if (chunk.usage) usage = chunk.usage;
             const choice = chunk.choices?.[0];
             if (!choice) continue;
             const delta = choice.delta;
@@ -123,6 +131,7 @@ export class OpenAIChatModel implements ChatModel {
       // A cancel that lands as the body ends still cancels: no late tool calls or finish.
       if (signal.aborted || watch.timedOut) throw this.failure(undefined, signal, watch.timedOut);
       if (calls.size > 0) yield { type: 'tool_calls', calls: calls.complete().map((call) => ({ ...call, name: byWireName.get(call.name) ?? call.name })) };
+      if (usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') yield { type: 'usage', inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
       yield { type: 'finish', reason: finishReason ?? 'stop' };
     } finally {
       watch.dispose();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { In, LessThan, type DataSource, type EntityManager, type Repository } from 'typeorm';
+import { And, In, LessThan, Raw, type DataSource, type FindOperator, type EntityManager, type FindOptionsWhere, type Repository } from 'typeorm';
+import { ACTIVE_RUN_STATES } from '#core/session/run-state.js';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { ExpiredSessions, NewSession, Page, SessionRecord, SessionStore } from '#core/session/session-store.js';
 import type { JsonObject } from './entities/column-types.js';
@@ -24,6 +25,7 @@ export function sessionRow(input: NewSession, at: Date): SessionEntity {
     createdAt: at,
     updatedAt: at,
     lastActiveAt: at,
+    ephemeral: input.ephemeral === true,
   };
 }
 
@@ -51,12 +53,13 @@ export class MysqlSessionStore implements SessionStore {
 
   async update(
     sessionId: string,
-    patch: Partial<Pick<SessionRecord, 'title' | 'metadata' | 'lastActiveAt'>>,
+    patch: Partial<Pick<SessionRecord, 'title' | 'metadata' | 'lastActiveAt' | 'ephemeral'>>,
   ): Promise<SessionRecord | null> {
     const set: QueryDeepPartialEntity<SessionEntity> = { updatedAt: this.now() };
     if (patch.title !== undefined) set.title = patch.title;
     if (patch.metadata !== undefined) set.metadata = patch.metadata as JsonObject;
     if (patch.lastActiveAt !== undefined) set.lastActiveAt = patch.lastActiveAt;
+    if (patch.ephemeral !== undefined) set.ephemeral = patch.ephemeral;
     const result = await this.repo.update({ sessionId }, set);
     return result.affected ? this.get(sessionId) : null;
   }
@@ -74,31 +77,35 @@ export class MysqlSessionStore implements SessionStore {
     return this.list({ tenantId, assistantId }, page);
   }
 
-  async cleanupExpired(timeoutSeconds: number): Promise<ExpiredSessions> {
-    const cutoff = new Date(this.now().getTime() - timeoutSeconds * 1000);
-    let removed = 0;
+  async cleanupExpired(timeoutSeconds: number, ephemeralTimeoutSeconds?: number): Promise<ExpiredSessions> {
     const owners = new Map<string, { tenantId: string; userId: string }>();
-    const result = () => ({ removed, owners: [...owners.values()] });
+    let removed = await this.removeExpired({ lastActiveAt: LessThan(new Date(this.now().getTime() - timeoutSeconds * 1000)) }, owners);
+    if (ephemeralTimeoutSeconds !== undefined) {
+      // A session whose run still goes on stays: deleting it would take the answer's rows with it.
+      const idle = Raw((column) => `NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = ${column} AND r.status IN (${ACTIVE_RUN_STATES.map((state) => `'${state}'`).join(', ')}))`);
+      removed += await this.removeExpired({ ephemeral: true, lastActiveAt: LessThan(new Date(this.now().getTime() - ephemeralTimeoutSeconds * 1000)), sessionId: idle }, owners);
+    }
+    return { removed, owners: [...owners.values()] };
+  }
+
+  /** Deletes the sessions `where` finds, a chunk per transaction; each is found again under lock, so one touched meanwhile stays. */
+  private async removeExpired(where: FindOptionsWhere<SessionEntity>, owners: Map<string, { tenantId: string; userId: string }>): Promise<number> {
+    let removed = 0;
     for (;;) {
-      const batch = await this.repo.find({
-        select: { sessionId: true },
-        where: { lastActiveAt: LessThan(cutoff) },
-        take: CLEANUP_CHUNK,
-      });
-      if (batch.length === 0) return result();
+      const batch = await this.repo.find({ select: { sessionId: true }, where, take: CLEANUP_CHUNK });
+      if (batch.length === 0) return removed;
       const ids = batch.map((s) => s.sessionId);
       removed += await this.dataSource.transaction(async (manager) => {
-        // Re-check under lock: a session touched since the select above stays.
         const stillExpired = await manager.find(SessionEntity, {
           select: { sessionId: true, tenantId: true, userId: true },
-          where: { sessionId: In(ids), lastActiveAt: LessThan(cutoff) },
+          where: { ...where, sessionId: where.sessionId ? And(In(ids), where.sessionId as FindOperator<string>) : In(ids) },
           lock: { mode: 'pessimistic_write' },
         });
         const count = await deleteSessions(manager, stillExpired.map((s) => s.sessionId));
         for (const s of stillExpired) owners.set(JSON.stringify([s.tenantId, s.userId]), { tenantId: s.tenantId, userId: s.userId });
         return count;
       });
-      if (batch.length < CLEANUP_CHUNK) return result();
+      if (batch.length < CLEANUP_CHUNK) return removed;
     }
   }
 

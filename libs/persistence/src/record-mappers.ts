@@ -15,6 +15,7 @@ export function toSessionRecord(row: SessionEntity): SessionRecord {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     lastActiveAt: row.lastActiveAt,
+    ...(row.ephemeral ? { ephemeral: true } : {}),
   };
 }
 

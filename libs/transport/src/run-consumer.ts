@@ -98,5 +98,6 @@ export class RunConsumer {
  * {@link RUN_JOB_RETENTION}. Best effort: a Redis error leaves the message in place.
  */
 async function forgetMessage(job: Job<RunJobData>): Promise<void> {
-  await job.updateData({ ...job.data, message: '' }).catch(() => undefined);
+  const { toolResults: _results, ...data } = job.data;
+  await job.updateData({ ...data, message: '' }).catch(() => undefined);
 }

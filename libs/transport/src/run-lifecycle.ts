@@ -1,4 +1,4 @@
-import { DoneEvent, ErrorEvent, RunQueuedEvent, ToolResultEvent, type EventDict } from '#core/events/execution-event.js';
+import { DoneEvent, ErrorEvent, RunQueuedEvent, ToolResultEvent, type EventDict, type RunUsage } from '#core/events/execution-event.js';
 import type { ParkedWait } from '#core/engine/run-journal.js';
 import { move, type FinalRunState } from '#core/session/run-state.js';
 import type { ConversationStore, NewMessage, RunFinish, RunRecord } from '#core/session/session-store.js';
@@ -34,6 +34,8 @@ export interface RunEnd {
   messages: NewMessage[];
   /** A call the run leaves open (a parked run cancelled before it continued): it ends cancelled before the done. */
   closeCall?: string;
+  /** What the run's model calls used, for its done. */
+  usage?: RunUsage;
 }
 
 /** Writes that must outlive a database outage: written now, or kept and written once it is back. */
@@ -248,7 +250,7 @@ export class RunLifecycle {
     await this.releaseSlot(run);
     const envelope = { sessionId: run.sessionId, runId: run.runId };
     if (end.closeCall) await log.append(new ToolResultEvent(envelope, end.closeCall, { error: 'Cancelled' }, 'cancelled').toDict(), epoch, true);
-    return log.append(new DoneEvent(envelope, end.status === 'cancelled', end.status === 'cancelled' ? (end.reason ?? 'cancelled') : end.reason).toDict(), epoch);
+    return log.append(new DoneEvent(envelope, end.status === 'cancelled', end.status === 'cancelled' ? (end.reason ?? 'cancelled') : end.reason, end.usage).toDict(), epoch);
   }
 
   /** Gives back the tenant slot of a run that ended elsewhere (its done found in the log by a worker that took it). */

@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions, type KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { ModelOptions } from '#core/llm/chat-model.js';
+import type { ChatMessage, ModelOptions, ToolSpec } from '#core/llm/chat-model.js';
 
 /** The payload of a run job. The job's id is the run id. */
 export interface RunJobData {
@@ -31,6 +31,13 @@ export interface RunJobData {
   firstTurn?: boolean;
   /** How the client asked the model to sample (the OpenAI-compatible door); absent: the provider's defaults. */
   modelOptions?: ModelOptions;
+  /** The client's own tools (the OpenAI-compatible door): offered to the model, run by the client (AgentConfig.clientTools). */
+  clientTools?: ToolSpec[];
+  /**
+   * The results of the client's tools the session's last assistant turn called: the run
+   * continues from them (role `tool`), and `message` is empty. Emptied with `message`.
+   */
+  toolResults?: ChatMessage[];
 }
 
 export const RUN_JOB_NAME = 'run';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventDict } from '#core/events/execution-event.js';
-import type { ModelOptions } from '#core/llm/chat-model.js';
+import type { ChatMessage, ModelOptions, ToolSpec } from '#core/llm/chat-model.js';
+import { toNewMessage } from '#core/session/message-records.js';
 import { DEFAULT_ASSISTANT_ID, findAssistant } from '#core/config/assistant-catalog.js';
 import type { Caller } from '#core/auth/caller.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
@@ -37,7 +38,16 @@ export interface SubmitOptions {
   /** For a new session: its id (the client chose it) instead of a generated one. */
   newSessionId?: string;
   /** For a new session: the conversation before this message, stored ahead of it (oldest first). */
-  history?: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+  history?: ChatMessage[];
+  /**
+   * Instead of a user message (the request's `message` is then empty): the results of the
+   * client's tools the session's last assistant turn called, stored as the run's input (RunJobData.toolResults).
+   */
+  toolResults?: ChatMessage[];
+  /** The client's own tools, offered to the model (RunJobData.clientTools). */
+  clientTools?: ToolSpec[];
+  /** For a new session: it goes soon after its last activity (DATAAGENT_OPENAI_SESSION_TTL) unless a client continues it. */
+  ephemeral?: boolean;
   /** Who decides calls that need approval (RunJobData.approvals); absent, the person. */
   approvals?: 'refuse' | 'approve';
   /** How the model samples (RunJobData.modelOptions); absent, the provider's defaults. */
@@ -99,7 +109,7 @@ export class ChatService {
 
   private async submitRun(caller: Caller, request: ChatRequestDto, span: Span, requestId: string | undefined, options: SubmitOptions): Promise<SubmittedRun> {
     const { server } = this.settings;
-    const bytes = Buffer.byteLength(request.message, 'utf8');
+    const bytes = Buffer.byteLength(request.message, 'utf8') + (options.toolResults ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.content, 'utf8'), 0);
     if (bytes > server.maxMessageBytes) {
       throw new ApiError(413, 'message_too_large', `message is ${bytes} bytes; the limit is ${server.maxMessageBytes}`, { limit: server.maxMessageBytes, size: bytes });
     }
@@ -123,11 +133,12 @@ export class ChatService {
     if (!request.session_id) {
       await this.quotas.admitSession(caller);
       const sessionId = options.newSessionId ?? randomUUID();
+      const title = (request.message || (options.history ?? []).findLast((m) => m.role === 'user')?.content || '').slice(0, 80);
       await this.rows.add({
-        session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title: request.message.slice(0, 80) },
-        ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history),
+        session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title, ...(options.ephemeral ? { ephemeral: true } : {}) },
+        ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history, options.toolResults),
       });
-      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, modelOptions: options.modelOptions });
+      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, ...this.runInput(options) });
     }
 
     const sessionId = request.session_id;
@@ -135,6 +146,8 @@ export class ChatService {
     if (session.assistantId !== assistantId && request.assistant_id) {
       throw new ApiError(409, 'assistant_mismatch', `session ${sessionId} belongs to assistant ${session.assistantId}`);
     }
+    // A client that continues a session that was to go soon (a stateless call's) keeps it.
+    if (session.ephemeral) await this.store.sessions.update(sessionId, { ephemeral: false });
     const mode = server.multitask;
     // Looking for active runs and creating this one happen under the session's admission lock.
     const admitted = await this.admission.exclusive(sessionId, mode === 'reject' ? 0 : ADMISSION_WAIT_MS, async () => {
@@ -143,23 +156,32 @@ export class ChatService {
         throw new ApiError(409, 'run_in_progress', 'This session already has an active run; wait for it, cancel it, or set DATAAGENT_MULTITASK', { run_id: active[0].runId });
       }
       if (active.length > 0 && mode === 'interrupt') await this.control.cancelSession(caller, sessionId);
-      await this.rows.add({ touchSessionId: sessionId, ...this.runRows(caller, sessionId, runId, assistantId, request.message) });
+      await this.rows.add({ touchSessionId: sessionId, ...this.runRows(caller, sessionId, runId, assistantId, request.message, [], options.toolResults) });
       return { runId, afterRuns: active.length > 0 ? active.map((r) => r.runId) : undefined };
     });
     if (admitted === 'busy') {
       if (mode === 'reject') throw new ApiError(409, 'run_in_progress', 'Another message of this session is being started; wait for its run, or set DATAAGENT_MULTITASK', {});
       throw new ApiError(503, 'session_busy', 'Too many messages for this session at once; retry shortly', {}, { 'Retry-After': '1' });
     }
-    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, { afterRuns: admitted.afterRuns, approvals: options.approvals, modelOptions: options.modelOptions });
+    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, { afterRuns: admitted.afterRuns, approvals: options.approvals, ...this.runInput(options) });
   }
 
-  /** The run's row and the user's message, after the earlier conversation a new session brings. */
-  private runRows(caller: Caller, sessionId: string, runId: string, assistantId: string, message: string, history: SubmitOptions['history'] = []): Pick<NewSubmission, 'run' | 'messages'> {
+  /** What the run gets besides the message: the client's sampling, tools and tool results. */
+  private runInput(options: SubmitOptions): Pick<RunJobData, 'modelOptions' | 'clientTools' | 'toolResults'> {
+    return {
+      ...(options.modelOptions ? { modelOptions: options.modelOptions } : {}),
+      ...(options.clientTools?.length ? { clientTools: options.clientTools } : {}),
+      ...(options.toolResults?.length ? { toolResults: options.toolResults } : {}),
+    };
+  }
+
+  /** The run's row and its input (the user's message, or the client's tool results), after the earlier conversation a new session brings. */
+  private runRows(caller: Caller, sessionId: string, runId: string, assistantId: string, message: string, history: ChatMessage[] = [], toolResults: ChatMessage[] = []): Pick<NewSubmission, 'run' | 'messages'> {
     return {
       run: { runId, sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId },
       messages: [
-        ...history.map((m) => ({ sessionId, runId: null, role: m.role, content: m.content, metadata: {} })),
-        { sessionId, runId, role: 'user' as const, content: message, metadata: {} },
+        ...history.map((m) => toNewMessage(m, sessionId, null)),
+        ...(toolResults.length > 0 ? toolResults.map((m) => toNewMessage(m, sessionId, runId)) : [{ sessionId, runId, role: 'user' as const, content: message, metadata: {} }]),
       ],
     };
   }
@@ -168,9 +190,9 @@ export class ChatService {
    * Announces and queues a run whose rows are written.
    * @throws EnqueueFailed when it cannot be queued: the caller has the lifecycle end it failed at once, or its session would answer 409 forever.
    */
-  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn' | 'modelOptions'>): Promise<SubmittedRun> {
+  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn' | 'modelOptions' | 'clientTools' | 'toolResults'>): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
-    const { afterRuns, approvals, firstTurn, modelOptions } = how;
+    const { afterRuns, approvals, firstTurn, modelOptions, clientTools, toolResults } = how;
     try {
       await this.lifecycle.enqueue({
         runId,
@@ -187,6 +209,8 @@ export class ChatService {
         ...(approvals ? { approvals } : {}),
         ...(firstTurn ? { firstTurn } : {}),
         ...(modelOptions ? { modelOptions } : {}),
+        ...(clientTools ? { clientTools } : {}),
+        ...(toolResults ? { toolResults } : {}),
       });
     } catch (err) {
       throw new EnqueueFailed(err);

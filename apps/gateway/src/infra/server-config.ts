@@ -99,6 +99,14 @@ export class ServerConfig {
   @Env('DATAAGENT_OPENAI_APPROVALS') @IsIn(['reject', 'approve'])
   openAiApprovals: 'reject' | 'approve' = 'reject';
 
+  /**
+   * Seconds after its last activity that the session of a stateless `/v1/chat/completions` call
+   * (one without X-DataAgent-Session) is deleted, once no run of it goes on. A client that
+   * continues it with X-DataAgent-Session keeps it (DATAAGENT_SESSION_TIMEOUT then applies).
+   */
+  @Env('DATAAGENT_OPENAI_SESSION_TTL', 'int') @IsInt() @Min(1)
+  openAiSessionTtlSeconds = 600;
+
   /** How long POST /chat waits for its run before answering 504. */
   @Env('DATAAGENT_SYNC_TIMEOUT_MS', 'int') @IsInt() @Min(100)
   syncTimeoutMs = 120_000;

@@ -28,12 +28,47 @@ export class OpenAiModelList {
   data: OpenAiModel[];
 }
 
+class ClientToolCallFunction {
+  @ApiProperty({ description: "The name of one of the request's `tools`" })
+  name: string;
+
+  @ApiProperty({ description: 'The arguments, as JSON text' })
+  arguments: string;
+}
+
+/** A call to one of the request's own `tools`: the client runs it and sends the result as a role `tool` message. */
+export class ClientToolCall {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty({ enum: ['function'] })
+  type: 'function';
+
+  @ApiProperty({ type: ClientToolCallFunction })
+  function: ClientToolCallFunction;
+}
+
+/** What the run's model calls used, summed (README: usage). */
+export class CompletionUsage {
+  @ApiProperty({ type: 'integer' })
+  prompt_tokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  completion_tokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  total_tokens: number;
+}
+
 class ChatCompletionMessage {
   @ApiProperty({ enum: ['assistant'] })
   role: 'assistant';
 
-  @ApiProperty({ description: "The model's text, with a line for each tool the run used" })
-  content: string;
+  @ApiProperty({ type: String, nullable: true, description: "The model's text, with a line for each tool the run used; null when it only called the client's tools" })
+  content: string | null;
+
+  @ApiPropertyOptional({ type: [ClientToolCall], description: "With finish_reason tool_calls: the calls to the request's own tools" })
+  tool_calls?: ClientToolCall[];
 }
 
 class ChatCompletionChoice {
@@ -43,8 +78,8 @@ class ChatCompletionChoice {
   @ApiProperty({ type: ChatCompletionMessage })
   message: ChatCompletionMessage;
 
-  @ApiProperty({ enum: ['stop'] })
-  finish_reason: 'stop';
+  @ApiProperty({ enum: ['stop', 'tool_calls'], description: "tool_calls: the run stopped at calls to the request's own tools" })
+  finish_reason: 'stop' | 'tool_calls';
 
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Always null' })
   logprobs: null;
@@ -66,6 +101,9 @@ export class ChatCompletion {
 
   @ApiProperty({ type: [ChatCompletionChoice] })
   choices: ChatCompletionChoice[];
+
+  @ApiPropertyOptional({ type: CompletionUsage })
+  usage?: CompletionUsage;
 }
 
 class ChatCompletionDelta {
@@ -74,6 +112,13 @@ class ChatCompletionDelta {
 
   @ApiPropertyOptional()
   content?: string;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: "A call to one of the request's own tools, as OpenAI streams one: `{index, id, type, function: {name, arguments: ''}}`, then `{index, function: {arguments}}`",
+  })
+  tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments: string } }>;
 }
 
 class ChatCompletionChunkChoice {
@@ -83,8 +128,8 @@ class ChatCompletionChunkChoice {
   @ApiProperty({ type: ChatCompletionDelta })
   delta: ChatCompletionDelta;
 
-  @ApiProperty({ type: String, enum: ['stop'], nullable: true, description: 'stop in the last chunk' })
-  finish_reason: 'stop' | null;
+  @ApiProperty({ type: String, enum: ['stop', 'tool_calls'], nullable: true, description: 'stop or tool_calls in the last chunk with a choice' })
+  finish_reason: 'stop' | 'tool_calls' | null;
 
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Always null' })
   logprobs: null;
@@ -104,6 +149,9 @@ export class ChatCompletionChunk {
   @ApiProperty()
   model: string;
 
-  @ApiProperty({ type: [ChatCompletionChunkChoice] })
+  @ApiProperty({ type: [ChatCompletionChunkChoice], description: 'Empty in the usage chunk' })
   choices: ChatCompletionChunkChoice[];
+
+  @ApiPropertyOptional({ type: CompletionUsage, description: 'With stream_options.include_usage: in a last chunk, whose choices are empty' })
+  usage?: CompletionUsage;
 }

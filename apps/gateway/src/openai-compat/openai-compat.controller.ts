@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
-import type { ErrorEventDict, EventDict } from '#core/events/execution-event.js';
+import type { DoneEventDict, ErrorEventDict, EventDict, RunUsage } from '#core/events/execution-event.js';
 import type { ModelOptions } from '#core/llm/chat-model.js';
 import type { Caller } from '#core/auth/caller.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
@@ -18,8 +18,8 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS } from '../infra/tokens.js';
 import { IdempotentRequests } from './idempotent-requests.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
-import { parseMessages, toolSummary } from './chat-completions.js';
-import { ChatCompletion, ChatCompletionChunk, OpenAiModel, OpenAiModelList } from './openai-answers.dto.js';
+import { parseClientTools, parseMessages, toolSummary, wireArguments } from './chat-completions.js';
+import { ChatCompletion, ChatCompletionChunk, OpenAiModel, OpenAiModelList, type ClientToolCall, type CompletionUsage } from './openai-answers.dto.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
 import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
 
@@ -70,6 +70,22 @@ export class ChatCompletionRequestDto {
   @IsOptional() @IsObject()
   response_format?: { type?: unknown; [field: string]: unknown };
 
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: "Function tools the client runs itself, offered to the model beside the assistant's own. A call to one ends the answer with `tool_calls` (finish_reason `tool_calls`); send the results as role `tool` messages in the next request. A name one of the assistant's tools has is refused (400, `client_tool_conflict`)",
+  })
+  @IsOptional() @IsArray() @ArrayMaxSize(128)
+  tools?: unknown[];
+
+  @ApiPropertyOptional({ enum: ['auto'], description: '`auto` (the default) only: the model decides between the assistant\'s tools and the client\'s' })
+  @IsOptional()
+  tool_choice?: unknown;
+
+  @ApiPropertyOptional({ type: 'object', properties: { include_usage: { type: 'boolean' } }, description: 'include_usage: a last chunk (with no choices) carries the run\'s usage' })
+  @IsOptional() @IsObject()
+  stream_options?: { include_usage?: unknown };
+
   @ApiPropertyOptional({ type: 'object', properties: { session_id: { type: 'string' } }, description: 'session_id: the DataAgent session to keep the conversation in' })
   @IsOptional() @IsObject() @Type(() => Object)
   metadata?: { session_id?: unknown };
@@ -78,9 +94,11 @@ export class ChatCompletionRequestDto {
 /**
  * An OpenAI-compatible front door, so existing chat clients (the openai SDK, Open WebUI,
  * LibreChat) can talk to DataAgent: `model` names an assistant, each request is a run through
- * the same queue and workers, with the assistant's tools and the user's MCP servers. Tools run
+ * the same queue and workers, with the assistant's tools and the user's MCP servers. Those run
  * inside DataAgent and are summarised in the answer; calls that need approval follow
- * DATAAGENT_OPENAI_APPROVALS. A client that goes away cancels its run.
+ * DATAAGENT_OPENAI_APPROVALS. The client's own `tools` are offered beside them: a call to one
+ * ends the run and comes back as `tool_calls`, and the next request continues from the results.
+ * A client that goes away cancels its run.
  */
 @Controller('v1')
 @UseFilters(OpenAiErrorFilter)
@@ -158,21 +176,28 @@ export class OpenAiCompatController {
       const run = { runId: claim.runId, sessionId: claim.sessionId, tenantId: caller.tenantId };
       res.setHeader('X-DataAgent-Session', run.sessionId);
       res.setHeader('X-DataAgent-Run', run.runId);
-      if (body.stream) await this.stream(run, body.model, res, cancelOnLeave);
+      if (body.stream) await this.stream(run, body.model, res, cancelOnLeave, includeUsage(body));
       else await this.whole(run, body.model, res, cancelOnLeave);
       return;
     }
-    const { history, message } = parseMessages(body.messages);
+    const { history, message, toolResults } = parseMessages(body.messages);
+    const clientTools = parseClientTools(body.tools, body.tool_choice);
     const sessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
     const modelOptions = modelOptionsOf(body);
-    const options: SubmitOptions = { approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse', ...(modelOptions ? { modelOptions } : {}) };
+    const options: SubmitOptions = {
+      approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse',
+      ...(modelOptions ? { modelOptions } : {}),
+      ...(clientTools.length > 0 ? { clientTools } : {}),
+      ...(toolResults ? { toolResults } : {}),
+    };
     let existing: string | undefined;
     if (sessionId !== undefined) {
       if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
       if (await this.access.findOwned(caller, sessionId)) existing = sessionId;
       else Object.assign(options, { newSessionId: sessionId, history });
     } else {
-      options.history = history;
+      // Stateless: the client sends the whole conversation each time, so its session goes soon (DATAAGENT_OPENAI_SESSION_TTL).
+      Object.assign(options, { history, ephemeral: true });
     }
     let submitted: SubmittedRun;
     try {
@@ -187,7 +212,7 @@ export class OpenAiCompatController {
     const run = { ...submitted, tenantId: caller.tenantId };
     res.setHeader('X-DataAgent-Session', run.sessionId);
     res.setHeader('X-DataAgent-Run', run.runId);
-    if (body.stream) await this.stream(run, body.model, res, cancelOnLeave);
+    if (body.stream) await this.stream(run, body.model, res, cancelOnLeave, includeUsage(body));
     else await this.whole(run, body.model, res, cancelOnLeave);
   }
 
@@ -209,22 +234,32 @@ export class OpenAiCompatController {
       );
       if (wait.outcome !== 'done' && cancelOnLeave) await this.control.cancelStarted(run).catch(() => undefined);
       if (wait.outcome === 'aborted') return;
-      const error =
-        wait.outcome === 'timeout' ? new ApiError(504, 'run_timeout', cancelOnLeave ? 'The run did not finish in time and was cancelled' : 'The run did not finish in time; it goes on, and a retry with the same Idempotency-Key follows it')
-        : wait.done.cancelled ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished', {}, NO_RETRY)
-        : failure ? runError(failure)
-        : undefined;
-      if (error) {
-        for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-        res.status(error.status).json(openAiErrorBody(error));
+      if (wait.outcome === 'timeout') {
+        sendError(res, new ApiError(504, 'run_timeout', cancelOnLeave ? 'The run did not finish in time and was cancelled' : 'The run did not finish in time; it goes on, and a retry with the same Idempotency-Key follows it'));
         return;
       }
+      const { done } = wait;
+      const error = done.cancelled ? new ApiError(409, 'run_cancelled', 'The run was cancelled before it finished', {}, NO_RETRY) : failure ? runError(failure) : undefined;
+      if (error) {
+        sendError(res, error);
+        return;
+      }
+      const finishReason = finishReasonOf(done);
       const completion: ChatCompletion = {
         id: `chatcmpl-${run.runId}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: 'stop', logprobs: null }],
+        choices: [
+          {
+            index: 0,
+            // As OpenAI answers a turn that calls tools: no content unless the model wrote some.
+            message: { role: 'assistant', content: finishReason === 'tool_calls' && !answer.text ? null : answer.text, ...(finishReason === 'tool_calls' ? { tool_calls: answer.clientCalls } : {}) },
+            finish_reason: finishReason,
+            logprobs: null,
+          },
+        ],
+        ...(done.usage ? { usage: openAiUsage(done.usage) } : {}),
       };
       res.json(completion);
     } finally {
@@ -232,13 +267,18 @@ export class OpenAiCompatController {
     }
   }
 
-  /** `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels the run. */
-  private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response, cancelOnLeave: boolean): Promise<void> {
+  /**
+   * `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels
+   * the run. A call to one of the client's tools goes out as OpenAI streams one (id and name,
+   * then the arguments); with `includeUsage`, a last chunk with no choices carries the usage.
+   */
+  private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response, cancelOnLeave: boolean, includeUsage: boolean): Promise<void> {
     const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: 'stop' | null = null) => {
-      const body: ChatCompletionChunk = { id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] };
-      return `data: ${JSON.stringify(body)}\n\n`;
+    const frame = (body: Omit<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model'>) => {
+      const whole: ChatCompletionChunk = { id: `chatcmpl-${run.runId}`, object: 'chat.completion.chunk', created, model, ...body };
+      return `data: ${JSON.stringify(whole)}\n\n`;
     };
+    const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: FinishReason | null = null) => frame({ choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] });
     startEventStream(res);
     res.flushHeaders();
     res.write(chunk({ role: 'assistant', content: '' }));
@@ -259,9 +299,16 @@ export class OpenAiCompatController {
       if (ended) return;
       const piece = answer.add(event);
       if (piece) res.write(chunk({ content: piece }));
+      if (event.event_type === 'tool_call' && event.client) {
+        const index = answer.clientCalls.length - 1;
+        const call = answer.clientCalls[index]!;
+        res.write(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+        res.write(chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }));
+      }
       if (event.event_type === 'error' && endsAnswer(event)) res.write(`data: ${JSON.stringify(openAiErrorBody(runError(event)))}\n\n`);
       if (event.event_type === 'done') {
-        res.write(chunk({}, 'stop'));
+        res.write(chunk({}, finishReasonOf(event)));
+        if (includeUsage && event.usage) res.write(frame({ choices: [], usage: openAiUsage(event.usage) }));
         res.write('data: [DONE]\n\n');
         end();
       }
@@ -276,6 +323,9 @@ const NO_RETRY = { 'x-should-retry': 'false' };
 /** A busy model is the client's 429 or 503, with the provider's Retry-After; anything else that ended the run is a 502. */
 const BUSY_LLM: Record<string, number> = { llm_rate_limited: 429, llm_overloaded: 503 };
 
+/** Runs that failed because of what the request asked for: the client's 400, naming the field. */
+const REQUEST_ERRORS: Record<string, string> = { client_tool_conflict: 'tools' };
+
 /** An error the client is told of: one that failed the run, or a busy model (the run may retry, the client should too). */
 function endsAnswer(event: ErrorEventDict): boolean {
   return !event.recoverable || (event.error_code !== undefined && BUSY_LLM[event.error_code] !== undefined);
@@ -283,6 +333,8 @@ function endsAnswer(event: ErrorEventDict): boolean {
 
 function runError(event: ErrorEventDict): ApiError {
   const code = event.error_code ?? 'run_failed';
+  const field = REQUEST_ERRORS[code];
+  if (field) return new ApiError(400, code, event.error, { fields: { [field]: [code] } }, NO_RETRY);
   const status = BUSY_LLM[code];
   // The run failed for a reason sending it again would meet again (the model refused it, a tool broke it): no retry.
   if (!status) return new ApiError(502, code, `The run failed: ${event.error}`, {}, NO_RETRY);
@@ -290,15 +342,38 @@ function runError(event: ErrorEventDict): ApiError {
   return new ApiError(status, code, event.error, {}, { 'Retry-After': String(retryAfter) });
 }
 
-/** The answer's text as a client sees it: the model's text, and a line for each tool the run used. */
+function sendError(res: Response, error: ApiError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json(openAiErrorBody(error));
+}
+
+type FinishReason = ChatCompletion['choices'][number]['finish_reason'];
+
+/** How the answer ended: at calls to the client's tools, or with the assistant's word. */
+function finishReasonOf(done: DoneEventDict): FinishReason {
+  return done.reason === 'tool_calls' ? 'tool_calls' : 'stop';
+}
+
+/** A run's usage in OpenAI's words. */
+function openAiUsage(usage: RunUsage): CompletionUsage {
+  return { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens };
+}
+
+function includeUsage(body: ChatCompletionRequestDto): boolean {
+  return body.stream_options?.include_usage === true;
+}
+
+/** The answer as a client sees it: the model's text, a line for each tool the run used, and its calls to the client's tools. */
 class AnswerText {
   text = '';
+  readonly clientCalls: ClientToolCall[] = [];
   private readonly tools = new Map<string, string>();
 
-  /** @returns what the event adds to the answer, if anything. */
+  /** @returns the text the event adds to the answer, if any. */
   add(event: EventDict): string {
     let piece = '';
     if (event.event_type === 'text') piece = event.content;
+    else if (event.event_type === 'tool_call' && event.client) this.clientCalls.push({ id: event.tool_call_id, type: 'function', function: { name: event.tool_name, arguments: wireArguments(event.tool_args) } });
     else if (event.event_type === 'tool_call') this.tools.set(event.tool_call_id, event.tool_name);
     else if (event.event_type === 'tool_result') piece = toolSummary(this.tools.get(event.tool_call_id) ?? 'tool', event.status);
     this.text += piece;

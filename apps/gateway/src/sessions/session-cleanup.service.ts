@@ -4,7 +4,10 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
 import { McpReleases } from '../mcp/mcp-releases.service.js';
 
-/** Deletes sessions idle for longer than DATAAGENT_SESSION_TIMEOUT. */
+/**
+ * Deletes sessions idle for longer than DATAAGENT_SESSION_TIMEOUT, and those of stateless
+ * OpenAI-compatible calls idle for longer than DATAAGENT_OPENAI_SESSION_TTL.
+ */
 @Injectable()
 export class SessionCleanup implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('session-cleanup');
@@ -17,7 +20,8 @@ export class SessionCleanup implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    const timeout = this.settings.server.sessionTimeoutSeconds;
+    const { sessionTimeoutSeconds, openAiSessionTtlSeconds } = this.settings.server;
+    const timeout = Math.min(sessionTimeoutSeconds, openAiSessionTtlSeconds);
     const everyMs = Math.min(60_000, Math.max(1_000, (timeout * 1000) / 10));
     this.timer = setInterval(() => void this.sweep(), everyMs);
     this.timer.unref();
@@ -29,7 +33,8 @@ export class SessionCleanup implements OnModuleInit, OnModuleDestroy {
 
   async sweep(): Promise<number> {
     try {
-      const { removed, owners } = await this.store.sessions.cleanupExpired(this.settings.server.sessionTimeoutSeconds);
+      const { sessionTimeoutSeconds, openAiSessionTtlSeconds } = this.settings.server;
+      const { removed, owners } = await this.store.sessions.cleanupExpired(sessionTimeoutSeconds, openAiSessionTtlSeconds);
       if (removed > 0) this.logger.log(`removed ${removed} expired sessions`);
       // Users left without a session no longer need their MCP connections on the workers.
       await this.mcpReleases.sessionsEnded(owners);

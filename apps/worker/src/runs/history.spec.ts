@@ -16,6 +16,11 @@ describe('historyBefore', () => {
     const records = [msg('r1', 'user', 'u1'), msg('r2', 'user', 'u2'), msg('r3', 'user', 'u3'), msg('r1', 'assistant', 'a1')];
     expect(historyBefore(records, 'r2').map((m) => m.content)).toEqual(['u1', 'a1']);
   });
+
+  it('takes a run that continues from its client’s tool results as starting there: they and later queued messages stay out', () => {
+    const records = [msg('r1', 'user', 'u1'), msg('r1', 'assistant', 'a1'), msg('r2', 'tool', 't2'), msg('r3', 'user', 'u3')];
+    expect(historyBefore(records, 'r2').map((m) => m.content)).toEqual(['u1', 'a1']);
+  });
 });
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });

@@ -1,6 +1,7 @@
 import { fitToBytes, formatBytes, messageBytes } from '#core/llm/byte-budget.js';
-import type { ChatMessage, ToolCallRequest } from '#core/llm/chat-model.js';
-import type { MessageRecord, MessageStore, NewMessage } from '#core/session/session-store.js';
+import type { ChatMessage } from '#core/llm/chat-model.js';
+import { toChatMessage } from '#core/session/message-records.js';
+import type { MessageRecord, MessageStore } from '#core/session/session-store.js';
 
 /** Most stored messages a run reads back, however small they are. */
 const MAX_HISTORY_MESSAGES = 10_000;
@@ -27,7 +28,7 @@ export async function loadHistory(store: MessageStore, sessionId: string, runId:
     // Enough once the budget is full, this run's own message is in (it decides which later messages
     // to leave out), and the oldest page does not start inside a tool exchange.
     const full = historyBefore(records, runId).reduce((sum, m) => sum + messageBytes(m), 0) >= maxBytes;
-    if (full && records[0]!.role !== 'tool' && records.some((r) => r.runId === runId && r.role === 'user')) break;
+    if (full && records[0]!.role !== 'tool' && records.some((r) => isInputOf(r, runId))) break;
   }
   return newestWithin(historyBefore(records, runId), maxBytes);
 }
@@ -96,31 +97,11 @@ function cutToFit(exchange: ChatMessage[], budget: number, maxBytes: number): Ch
  * runs stored after this run's user message (DATAAGENT_MULTITASK=enqueue) are kept.
  */
 export function historyBefore(records: MessageRecord[], runId: string): ChatMessage[] {
-  const own = records.findIndex((r) => r.runId === runId && r.role === 'user');
+  const own = records.findIndex((r) => isInputOf(r, runId));
   return records.filter((r, i) => r.runId !== runId && !(own !== -1 && i > own && r.role === 'user')).map(toChatMessage);
 }
 
-export function toChatMessage(record: MessageRecord): ChatMessage {
-  const meta = record.metadata ?? {};
-  return {
-    role: record.role,
-    content: record.content,
-    ...(typeof meta.name === 'string' ? { name: meta.name } : {}),
-    ...(typeof meta.tool_call_id === 'string' ? { toolCallId: meta.tool_call_id } : {}),
-    ...(Array.isArray(meta.tool_calls) ? { toolCalls: meta.tool_calls as ToolCallRequest[] } : {}),
-  };
-}
-
-export function toNewMessage(message: ChatMessage, sessionId: string, runId: string): NewMessage {
-  return {
-    sessionId,
-    runId,
-    role: message.role,
-    content: message.content,
-    metadata: {
-      ...(message.name ? { name: message.name } : {}),
-      ...(message.toolCallId ? { tool_call_id: message.toolCallId } : {}),
-      ...(message.toolCalls?.length ? { tool_calls: message.toolCalls } : {}),
-    },
-  };
+/** What a run starts from, stored before it runs: the person's message, or the results of the client's tools (role tool). */
+function isInputOf(record: MessageRecord, runId: string): boolean {
+  return record.runId === runId && (record.role === 'user' || record.role === 'tool');
 }

@@ -8,7 +8,7 @@ import { RunFencedError, type RunLedger, type StoredStep, type TakenRun } from '
 import type { RunEnd, RunLifecycle, RunRef } from '#transport/run-lifecycle.js';
 import type { RunJobData } from '#transport/run-queue.js';
 import type { EventArchiver } from './event-archiver.js';
-import { toNewMessage } from './history.js';
+import { toNewMessage } from '#core/session/message-records.js';
 
 export type FinalStatus = RunEnd['status'];
 
@@ -136,7 +136,7 @@ export class RunAttempt {
   }
 
   /** Ends the run through the lifecycle (→ completed | failed | cancelled): its messages and row, its slot, its done. */
-  async end(how: FinalStatus, options: Pick<RunEnd, 'reason' | 'closeCall'> = {}): Promise<void> {
+  async end(how: FinalStatus, options: Pick<RunEnd, 'reason' | 'closeCall' | 'usage'> = {}): Promise<void> {
     this.ended = true;
     this.status = how;
     const { job } = this;

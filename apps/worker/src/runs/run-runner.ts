@@ -258,6 +258,7 @@ export class RunRunner {
         : {}),
       ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
       ...(job.modelOptions ? { modelOptions: job.modelOptions } : {}),
+      ...(job.clientTools?.length ? { clientTools: job.clientTools } : {}),
     });
     return { executor, equipped };
   }
@@ -268,6 +269,7 @@ export class RunRunner {
       runId: job.runId,
       caller: callerOf(job),
       history,
+      ...(job.toolResults?.length ? { toolResults: job.toolResults } : {}),
       signal: attempt.signal,
       onMessage: (m) => attempt.added.push(m),
       journal: attempt.journal(steps),
@@ -281,7 +283,7 @@ export class RunRunner {
       }
       if (event instanceof DoneEvent) {
         const cancelled = event.cancelled || attempt.signal.aborted;
-        await attempt.end(cancelled ? 'cancelled' : attempt.status, { reason: cancelled === event.cancelled ? event.reason : 'cancelled' });
+        await attempt.end(cancelled ? 'cancelled' : attempt.status, { reason: cancelled === event.cancelled ? event.reason : 'cancelled', ...(event.usage ? { usage: event.usage } : {}) });
         break;
       }
       await attempt.publish(event);

@@ -84,6 +84,13 @@ export class LlmConfig {
   /** Most tokens one model answer may have (Anthropic's API requires a limit). */
   @Env('DATAAGENT_LLM_MAX_TOKENS', 'int') @IsInt() @Min(1)
   maxTokens = 4096;
+
+  /**
+   * Ask OpenAI-compatible servers for the tokens each streamed answer used
+   * (`stream_options.include_usage`); off for an old server that refuses the field (usage is then estimated).
+   */
+  @Env('DATAAGENT_LLM_STREAM_USAGE', 'bool') @IsBoolean({ message: 'must be true or false' })
+  streamUsage = true;
 }
 
 export class WorkerConfig {

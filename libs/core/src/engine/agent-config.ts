@@ -1,4 +1,4 @@
-import type { ChatModel, ModelOptions } from '../llm/chat-model.js';
+import type { ChatModel, ModelOptions, ToolSpec } from '../llm/chat-model.js';
 import type { ApprovalPolicy, HitlHandler } from '../hitl/hitl-handler.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
@@ -14,6 +14,13 @@ export interface AgentConfig {
   /** Sampling a run's client asked for, passed to every model call of the run. */
   modelOptions?: ModelOptions;
   tools: Tool[];
+  /**
+   * Tools the run's client runs itself (the OpenAI-compatible door's `tools`): offered to the
+   * model beside `tools`, never run here. A turn that calls one ends the run (`done{reason:
+   * 'tool_calls'}`) after the turn's own tools ran; a name one of `tools` has fails the run
+   * (`client_tool_conflict`).
+   */
+  clientTools?: ToolSpec[];
   middleware: AgentMiddleware[];
   /** Asks a person before sensitive tools; absent means approve everything. */
   hitl?: HitlHandler;

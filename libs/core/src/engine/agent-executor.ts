@@ -9,24 +9,31 @@ import {
   ToolResultEvent,
   type ToolResultStatus,
 } from '../events/execution-event.js';
-import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
+import type { ChatMessage, ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
 import { coalesceText } from '../llm/coalesce-text.js';
 import { LlmRequestError } from '../llm/llm-request-error.js';
 import type { Caller } from '../auth/caller.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { capToolContent, capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '../tools/tool-output-cap.js';
 import { argsHash } from '../tools/call-hash.js';
+import { wireToolName } from '../tools/tool-names.js';
 import { isReadOnlyCall, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { AgentConfig } from './agent-config.js';
 import type { JournalStep, RunJournal } from './run-journal.js';
 import { TextToolCalls, type TurnSegment } from './text-tool-calls.js';
 import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
+import { UsageTally } from './usage-tally.js';
 
 export interface ExecutionContext {
   runId: string;
   caller: Caller;
   /** The conversation before this turn, oldest first. */
   history: ChatMessage[];
+  /**
+   * The results of the client's tools the last assistant turn of `history` called: the turn
+   * continues from them instead of from a user message (`userInput` is then unused).
+   */
+  toolResults?: ChatMessage[];
   /** Cancels the run: the model stream and any tool in flight stop. */
   signal: AbortSignal;
   /** Receives each message the run adds to the conversation, in order (replayed ones too). */
@@ -43,18 +50,29 @@ export interface ExecutionContext {
 export class AgentExecutor {
   private readonly dispatcher: ToolDispatcher;
   private readonly callTool: ToolCallHandler;
+  /** The client's tools by name; the model may call them, the run never runs them. */
+  private readonly clientTools: Map<string, ToolSpec>;
 
   constructor(readonly config: AgentConfig) {
     this.dispatcher = new ToolDispatcher(config.tools, config.toolTimeoutMs);
     this.callTool = composeToolCall(config.middleware, (call, ctx) => this.dispatcher.dispatch(call, ctx));
+    this.clientTools = new Map((config.clientTools ?? []).map((spec) => [spec.name, spec]));
   }
 
   async *execute(userInput: string, sessionId: string, context: ExecutionContext): AsyncGenerator<ExecutionEvent> {
     const envelope: EventEnvelope = { sessionId, runId: context.runId };
+    const usage = new UsageTally(context.journal?.resumed.at(-1)?.usage);
+    // A client's tool that would shadow (or be shadowed by) one of the run's own is refused before any model call.
+    const shadowing = [...this.clientTools.keys()].filter((name) => this.dispatcher.get(name));
+    if (shadowing.length > 0) {
+      yield new ErrorEvent(envelope, `The client's tools ${shadowing.map((n) => `"${n}"`).join(', ')} have the names of the assistant's own tools; rename them`, false, 'client_tool_conflict');
+      yield new DoneEvent(envelope, false, undefined, usage.total());
+      return;
+    }
     let cancelled = false;
     let reason: string | undefined;
     try {
-      const outcome = yield* this.loop(userInput, envelope, context);
+      const outcome = yield* this.loop(userInput, envelope, context, usage);
       cancelled = outcome.cancelled;
       reason = outcome.reason;
     } catch (err) {
@@ -69,21 +87,23 @@ export class AgentExecutor {
         yield new ErrorEvent(envelope, describeError(err), false, 'run_failed');
       }
     }
-    yield new DoneEvent(envelope, cancelled, reason);
+    yield new DoneEvent(envelope, cancelled, reason, usage.total());
   }
 
   private async *loop(
     userInput: string,
     envelope: EventEnvelope,
     context: ExecutionContext,
+    usage: UsageTally,
   ): AsyncGenerator<ExecutionEvent, Outcome> {
     const { config } = this;
     const journal = context.journal;
-    const messages: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...context.history, { role: 'user', content: userInput }];
+    const input: ChatMessage[] = context.toolResults?.length ? context.toolResults : [{ role: 'user', content: userInput }];
+    const messages: ChatMessage[] = [{ role: 'system', content: config.systemPrompt }, ...context.history, ...input];
     const tally: Tally = { iterations: 0, toolCalls: 0 };
     // Each message is recorded before the events that follow from it go out.
     const add: AddMessage = async (message, step) => {
-      if (journal) await journal.step({ message, ...step });
+      if (journal) await journal.step({ message, ...step, usage: usage.total() });
       messages.push(message);
       context.onMessage?.(message);
     };
@@ -117,7 +137,7 @@ export class AgentExecutor {
         runId: envelope.runId,
         iteration,
         messages: [...messages],
-        tools: this.dispatcher.specs(),
+        tools: [...this.dispatcher.specs(), ...this.clientTools.values()],
         signal: context.signal,
       };
       for (const mw of config.middleware) await mw.beforeModel?.(state);
@@ -126,6 +146,7 @@ export class AgentExecutor {
       let text = '';
       let toolCalls: ToolCallRequest[] = [];
       let finishReason = 'stop';
+      let reported: { inputTokens: number; outputTokens: number } | undefined;
       let callNumber = 0;
       const turn = new TextToolCalls({
         parseTags: config.enableToolActionParsing !== false,
@@ -140,6 +161,8 @@ export class AgentExecutor {
           if (now) yield new TextEvent(envelope, now, false);
         } else if (chunk.type === 'tool_calls') {
           toolCalls = chunk.calls;
+        } else if (chunk.type === 'usage') {
+          reported = { inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens };
         } else if (chunk.type === 'finish') {
           finishReason = chunk.reason;
         }
@@ -149,6 +172,7 @@ export class AgentExecutor {
       const rest = turn.end(toolCalls.length > 0);
       const textCalls = rest.flatMap((s) => (s.type === 'tool_call' ? [s.call] : []));
       if (toolCalls.length === 0) toolCalls = textCalls;
+      usage.add(reported, state, { text, toolCalls });
       for (const mw of config.middleware) await mw.afterModel?.(state, { text, toolCalls, finishReason });
 
       if (toolCalls.length === 0) {
@@ -170,7 +194,8 @@ export class AgentExecutor {
 
   /**
    * The rest of a model turn in order: its text, and its tool calls. Calls in `answered` (and
-   * the text before them) were done by an earlier attempt of the run and are skipped.
+   * the text before them) were done by an earlier attempt of the run and are skipped. Calls to
+   * the client's tools are announced, not run; a turn with any ends the run once its own calls ran.
    */
   private async *runPlan(
     plan: TurnSegment[],
@@ -186,10 +211,27 @@ export class AgentExecutor {
         yield new TextEvent(envelope, segment.text, false);
         continue;
       }
+      const clientTool = this.clientToolOf(segment.call.name);
+      if (clientTool) {
+        yield new ToolCallEvent(envelope, clientTool, segment.call.arguments, segment.call.id, true);
+        continue;
+      }
       const outcome = yield* this.limitedTool(segment.call, envelope, context, tally.toolCalls++, add);
       if (outcome !== 'continue') return outcome;
     }
+    if (plan.some((s) => s.type === 'tool_call' && this.clientToolOf(s.call.name))) {
+      // The client runs its tools and sends their results in its next request: this run's part is over.
+      yield new TextEvent(envelope, '', true);
+      return { cancelled: false, reason: 'tool_calls' };
+    }
     return 'continue';
+  }
+
+  /** The client's tool a call names (by its name, or its spelling on the wire), if it is one. */
+  private clientToolOf(name: string): string | undefined {
+    if (this.clientTools.size === 0 || this.dispatcher.get(name)) return undefined;
+    if (this.clientTools.has(name)) return name;
+    return [...this.clientTools.keys()].find((client) => wireToolName(client) === name);
   }
 
   /** Runs a call unless the per-turn limit is spent; the loop ends when it is, or on cancel/reject. */

@@ -1,4 +1,4 @@
-import type { EventDict } from '../events/execution-event.js';
+import type { EventDict, RunUsage } from '../events/execution-event.js';
 import type { ChatMessage, ToolCallRequest } from '../llm/chat-model.js';
 import type { TurnSegment } from './text-tool-calls.js';
 
@@ -16,6 +16,8 @@ export interface JournalStep {
   replay?: EventDict[];
   /** The run ended right after this step, for this reason (`tool_call_limit`). */
   end?: string;
+  /** What the run's model calls had used when this step was recorded: a continuation counts on from it. */
+  usage?: RunUsage;
 }
 
 /** Where a run records its progress (the worker's Redis ledger; absent in a plain executor). */

@@ -27,7 +27,7 @@ const wire = {
   run_queued: { event_type: 'run_queued', ...envelope },
   run_started: { event_type: 'run_started', ...envelope, worker_id: 'w1' },
   text: { event_type: 'text', ...envelope, content: 'hello', is_final: true },
-  tool_call: { event_type: 'tool_call', ...envelope, tool_name: 'ls', tool_args: { path: '.' }, tool_call_id: 'c1' },
+  tool_call: { event_type: 'tool_call', ...envelope, tool_name: 'ls', tool_args: { path: '.' }, tool_call_id: 'c1', client: true },
   tool_result: { event_type: 'tool_result', ...envelope, tool_call_id: 'c1', result: { files: [] }, status: 'success', content: [{ type: 'text', text: 'a' }] },
   hitl_request: {
     event_type: 'hitl_request',
@@ -40,7 +40,7 @@ const wire = {
   todo_update: { event_type: 'todo_update', ...envelope, todos: [{ content: 'a', status: 'in_progress' }] },
   file_operation: { event_type: 'file_operation', ...envelope, operation: 'write', path: 'a.txt', diff: '+x', stats: { additions: 1, deletions: 0 } },
   error: { event_type: 'error', ...envelope, error: 'busy', recoverable: true, error_code: 'llm_overloaded', resume_after_seq: 3, retry_after: 7 },
-  done: { event_type: 'done', ...envelope, cancelled: true, reason: 'user' },
+  done: { event_type: 'done', ...envelope, cancelled: true, reason: 'user', usage: { input_tokens: 12, output_tokens: 3, estimated: true } },
 } satisfies { [T in EventType]: EventDictOf<T> };
 
 /** The same events built by their classes: toDict() must give exactly `wire`. */
@@ -49,13 +49,13 @@ const built: { [T in EventType]: ExecutionEvent<EventDictOf<T>> } = {
   run_queued: new RunQueuedEvent(env),
   run_started: new RunStartedEvent(env, 'w1'),
   text: new TextEvent(env, 'hello', true),
-  tool_call: new ToolCallEvent(env, 'ls', { path: '.' }, 'c1'),
+  tool_call: new ToolCallEvent(env, 'ls', { path: '.' }, 'c1', true),
   tool_result: new ToolResultEvent(env, 'c1', { files: [] }, 'success', [{ type: 'text', text: 'a' }]),
   hitl_request: new HitlRequestEvent(env, 'h1', { name: 'shell', args: { cmd: 'ls' }, description: 'run' }, ['approve', 'reject'], '2026-01-01T00:01:00.000Z'),
   todo_update: new TodoUpdateEvent(env, [{ content: 'a', status: 'in_progress' }]),
   file_operation: new FileOperationEvent(env, 'write', 'a.txt', '+x', { additions: 1, deletions: 0 }),
   error: new ErrorEvent(env, 'busy', true, 'llm_overloaded', 3, 7),
-  done: new DoneEvent(env, true, 'user'),
+  done: new DoneEvent(env, true, 'user', { input_tokens: 12, output_tokens: 3, estimated: true }),
 };
 
 // Every member of the union is one of EVENT_TYPES and back: a type added to one and not the other fails here.

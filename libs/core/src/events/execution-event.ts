@@ -43,10 +43,16 @@ export interface TextEventDict extends EventDictBase<'text'> {
   is_final: boolean;
 }
 
+/**
+ * `client: true`: a call to one of the run's client's own tools (the OpenAI-compatible door's
+ * `tools`). Nothing in DataAgent runs it and no `tool_result` follows: the run ends with
+ * `done{reason: 'tool_calls'}`, and the client's next request carries the result.
+ */
 export interface ToolCallEventDict extends EventDictBase<'tool_call'> {
   tool_name: string;
   tool_args: Record<string, unknown>;
   tool_call_id: string;
+  client?: true;
 }
 
 /** `content`, when present: the tool's own result in full, for clients; the model saw `result`. */
@@ -89,9 +95,26 @@ export interface ErrorEventDict extends EventDictBase<'error'> {
   mcp_server?: string;
 }
 
+/**
+ * Tokens a run's model calls used, summed over the run, as the providers counted them;
+ * `estimated`: at least one call came back without a count and was estimated (about four
+ * characters a token).
+ */
+export interface RunUsage {
+  input_tokens: number;
+  output_tokens: number;
+  estimated?: true;
+}
+
+/**
+ * `reason`, when the run did not simply answer: `cancelled`, `rejected`, `max_iterations`,
+ * `tool_call_limit`, or `tool_calls` (it stopped at calls to its client's tools). `usage`: what
+ * the run's model calls cost, on a done its worker wrote.
+ */
 export interface DoneEventDict extends EventDictBase<'done'> {
   cancelled: boolean;
   reason?: string;
+  usage?: RunUsage;
 }
 
 /**
@@ -218,11 +241,13 @@ export class ToolCallEvent extends ExecutionEvent<ToolCallEventDict> {
     readonly toolName: string,
     readonly toolArgs: Record<string, unknown>,
     readonly toolCallId: string,
+    /** A call to a tool of the run's client: not run here (see {@link ToolCallEventDict}). */
+    readonly client = false,
   ) {
     super(envelope);
   }
   protected payload(): Payload<ToolCallEventDict> {
-    return { tool_name: this.toolName, tool_args: this.toolArgs, tool_call_id: this.toolCallId };
+    return { tool_name: this.toolName, tool_args: this.toolArgs, tool_call_id: this.toolCallId, ...(this.client ? { client: true as const } : {}) };
   }
 }
 
@@ -344,11 +369,11 @@ export class ErrorEvent extends ExecutionEvent<ErrorEventDict> {
 
 export class DoneEvent extends ExecutionEvent<DoneEventDict> {
   readonly eventType = 'done';
-  constructor(envelope: EventEnvelope, readonly cancelled = false, readonly reason?: string) {
+  constructor(envelope: EventEnvelope, readonly cancelled = false, readonly reason?: string, readonly usage?: RunUsage) {
     super(envelope);
   }
   protected payload(): Payload<DoneEventDict> {
-    return { cancelled: this.cancelled, ...(this.reason ? { reason: this.reason } : {}) };
+    return { cancelled: this.cancelled, ...(this.reason ? { reason: this.reason } : {}), ...(this.usage ? { usage: this.usage } : {}) };
   }
 }
 
@@ -381,7 +406,7 @@ const builders: Record<EventType, Builder> = {
   run_queued: (e) => new RunQueuedEvent(e),
   run_started: (e, d) => new RunStartedEvent(e, str(d.worker_id)),
   text: (e, d) => new TextEvent(e, str(d.content), d.is_final === true),
-  tool_call: (e, d) => new ToolCallEvent(e, str(d.tool_name), obj(d.tool_args), str(d.tool_call_id)),
+  tool_call: (e, d) => new ToolCallEvent(e, str(d.tool_name), obj(d.tool_args), str(d.tool_call_id), d.client === true),
   tool_result: (e, d) => new ToolResultEvent(e, str(d.tool_call_id), d.result, str(d.status, 'success') as ToolResultStatus, d.content),
   hitl_request: (e, d) =>
     new HitlRequestEvent(
@@ -403,8 +428,14 @@ const builders: Record<EventType, Builder> = {
       typeof d.resume_after_seq === 'number' ? d.resume_after_seq : undefined,
       typeof d.retry_after === 'number' ? d.retry_after : undefined,
     ),
-  done: (e, d) => new DoneEvent(e, d.cancelled === true, typeof d.reason === 'string' ? d.reason : undefined),
+  done: (e, d) => new DoneEvent(e, d.cancelled === true, typeof d.reason === 'string' ? d.reason : undefined, usageOf(d.usage)),
 };
+
+function usageOf(v: unknown): RunUsage | undefined {
+  const u = obj(v);
+  if (typeof u.input_tokens !== 'number' || typeof u.output_tokens !== 'number') return undefined;
+  return { input_tokens: u.input_tokens, output_tokens: u.output_tokens, ...(u.estimated === true ? { estimated: true as const } : {}) };
+}
 
 /**
  * Whether `event` is of `type`, narrowing it to that type's dict where a generic type or a

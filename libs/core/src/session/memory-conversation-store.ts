@@ -70,6 +70,7 @@ export class MemoryConversationStore implements ConversationStore {
         createdAt: at,
         updatedAt: at,
         lastActiveAt: at,
+        ...(input.ephemeral ? { ephemeral: true } : {}),
       };
       this.sessionMap.set(record.sessionId, record);
       return { ...record };
@@ -105,12 +106,15 @@ export class MemoryConversationStore implements ConversationStore {
         [...this.sessionMap.values()].filter((s) => s.tenantId === tenantId && s.assistantId === assistantId),
         page,
       ),
-    cleanupExpired: async (timeoutSeconds) => {
+    cleanupExpired: async (timeoutSeconds, ephemeralTimeoutSeconds) => {
       const cutoff = this.now().getTime() - timeoutSeconds * 1000;
+      const ephemeralCutoff = ephemeralTimeoutSeconds === undefined ? -Infinity : this.now().getTime() - ephemeralTimeoutSeconds * 1000;
+      const running = (sessionId: string) => [...this.runMap.values()].some((r) => r.sessionId === sessionId && isActive(r.status));
       let removed = 0;
       const owners = new Map<string, { tenantId: string; userId: string }>();
       for (const s of [...this.sessionMap.values()]) {
-        if (s.lastActiveAt.getTime() < cutoff && (await this.sessions.delete(s.sessionId))) {
+        const expired = s.lastActiveAt.getTime() < cutoff || (s.ephemeral === true && s.lastActiveAt.getTime() < ephemeralCutoff && !running(s.sessionId));
+        if (expired && (await this.sessions.delete(s.sessionId))) {
           removed++;
           owners.set(JSON.stringify([s.tenantId, s.userId]), { tenantId: s.tenantId, userId: s.userId });
         }

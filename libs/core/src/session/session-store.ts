@@ -19,6 +19,8 @@ export interface SessionRecord {
   createdAt: Date;
   updatedAt: Date;
   lastActiveAt: Date;
+  /** Goes soon after its last activity (a stateless OpenAI-compatible call's), unless a client continues it. */
+  ephemeral?: boolean;
 }
 
 export interface NewSession {
@@ -28,6 +30,7 @@ export interface NewSession {
   assistantId: string;
   title?: string;
   metadata?: Record<string, unknown>;
+  ephemeral?: boolean;
 }
 
 export interface Page {
@@ -39,13 +42,16 @@ export interface Page {
 export interface SessionStore {
   create(input: NewSession): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | null>;
-  update(sessionId: string, patch: Partial<Pick<SessionRecord, 'title' | 'metadata' | 'lastActiveAt'>>): Promise<SessionRecord | null>;
+  update(sessionId: string, patch: Partial<Pick<SessionRecord, 'title' | 'metadata' | 'lastActiveAt' | 'ephemeral'>>): Promise<SessionRecord | null>;
   /** Deletes the session with its messages and runs. Returns false when it did not exist. */
   delete(sessionId: string): Promise<boolean>;
   listByUser(tenantId: string, userId: string, page: Page): Promise<SessionRecord[]>;
   listByAssistant(tenantId: string, assistantId: string, page: Page): Promise<SessionRecord[]>;
-  /** Deletes sessions idle for longer than `timeoutSeconds`; returns how many, and whose. */
-  cleanupExpired(timeoutSeconds: number): Promise<ExpiredSessions>;
+  /**
+   * Deletes sessions idle for longer than `timeoutSeconds`, and ephemeral ones idle for longer
+   * than `ephemeralTimeoutSeconds` that have no run queued, running or waiting; returns how many, and whose.
+   */
+  cleanupExpired(timeoutSeconds: number, ephemeralTimeoutSeconds?: number): Promise<ExpiredSessions>;
 }
 
 /** What a cleanup removed. */

@@ -6,6 +6,7 @@ import { idColumn, primaryIdColumn, timestampColumn, type JsonObject } from './c
 @Index('idx_sessions_user_activity', ['tenantId', 'userId', 'lastActiveAt'])
 @Index('idx_sessions_assistant_activity', ['tenantId', 'assistantId', 'lastActiveAt'])
 @Index('idx_sessions_last_active', ['lastActiveAt'])
+@Index('idx_sessions_ephemeral_activity', ['ephemeral', 'lastActiveAt'])
 export class SessionEntity {
   @PrimaryColumn(primaryIdColumn('session_id'))
   sessionId: string;
@@ -33,4 +34,8 @@ export class SessionEntity {
 
   @Column(timestampColumn('last_active_at'))
   lastActiveAt: Date;
+
+  /** Goes soon after its last activity (a stateless OpenAI-compatible call's), unless a client continues it. */
+  @Column({ name: 'ephemeral', type: 'boolean', default: false })
+  ephemeral: boolean;
 }
