@@ -3,6 +3,7 @@ import type { EventDict } from '#core/events/execution-event.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { api, assertWellFormedRun } from './support/chat-clients.js';
 import { chatToDone, waitUntil } from './support/event-waits.js';
+import { TestBrowser } from './support/browser.js';
 import { OAuthMcpServer } from './support/oauth-mcp-server.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -134,6 +135,33 @@ describe('MCP servers that sign each person in (OAuth)', () => {
     expect((await api(system.url, 'POST', '/users/alice/mcp-servers/tracker/authorize', { apiKey: BOB })).status).toBe(404);
     expect((await api(system.url, 'DELETE', '/users/alice/mcp-servers/tracker/authorize', { apiKey: BOB })).status).toBe(404);
   });
+
+  it("in Chromium, the MCP tab's Sign in completes the flow and the status turns connected; Sign out undoes it", async () => {
+    const browser = await TestBrowser.launch();
+    try {
+      const { page } = await browser.open(system.url);
+      await page.goto('/');
+      await page.getByTestId('api-key').fill(ALICE);
+      await page.getByTestId('sign-in').click();
+      await page.getByTestId('signed-in-as').filter({ hasText: 'alice' }).waitFor();
+      await page.getByTestId('tab-mcp').click();
+      const tracker = page.locator('[data-testid="mcp-server"][data-name="tracker"]');
+      await tracker.locator('[data-testid="mcp-sign-in"]').click();
+      // The authorization server consents at once and sends the browser to the gateway's callback.
+      await page.waitForURL(/\/api\/v1\/mcp\/oauth\/callback/);
+      await page.getByText('Signed in to tracker: 1 tool').waitFor();
+      await page.getByRole('link', { name: 'Back to DataAgent' }).click();
+      await tracker.and(page.locator('[data-status="connected"]')).waitFor();
+      await tracker.locator('[data-testid="mcp-signed-in"]').waitFor();
+      expect(resultOf(await chat(ALICE))?.status).toBe('success');
+
+      await tracker.locator('[data-testid="mcp-sign-out"]').click();
+      await tracker.and(page.locator('[data-status="needs_authorization"]')).waitFor();
+      await tracker.locator('[data-testid="mcp-sign-in"]').waitFor();
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 
   it('serves its client metadata document, and a callback with an unknown state changes nothing', async () => {
     const doc = await (await fetch(`${system.url}/api/v1/mcp/oauth/client-metadata.json`)).json();

@@ -55,6 +55,26 @@ export function McpTab({ me, changes }) {
     await load();
   };
 
+  // The sign-in happens in this browser tab: the authorization server sends it back to the
+  // gateway's callback, whose page links back here (the MCP tab is remembered).
+  const signIn = async (name) => {
+    try {
+      const { authorize_url: url } = await api('POST', `${base}/${encodeURIComponent(name)}/authorize`);
+      window.location.assign(url);
+    } catch (err) {
+      setProblem(err.message);
+    }
+  };
+  const signOut = async (name) => {
+    try {
+      await api('DELETE', `${base}/${encodeURIComponent(name)}/authorize`);
+      setProblem(null);
+    } catch (err) {
+      setProblem(err.message);
+    }
+    await load();
+  };
+
   if (listing.absent) {
     return html`
       <section class="mcp" aria-labelledby="mcp-heading">
@@ -73,7 +93,10 @@ export function McpTab({ me, changes }) {
         ${listing.max !== null && html`<p class="hint">${listing.servers.length} of ${listing.max} used. A change applies from your next message.</p>`}
         ${(listing.error || problem) && html`<p class="banner" role="alert">${listing.error || problem}</p>`}
         <ul class="mcp-list" data-testid="mcp-list">
-          ${listing.servers.map((server) => html`<${ServerItem} key=${server.name} server=${server} onDelete=${() => remove(server.name)} />`)}
+          ${listing.servers.map(
+            (server) =>
+              html`<${ServerItem} key=${server.name} server=${server} onDelete=${() => remove(server.name)} onSignIn=${() => signIn(server.name)} onSignOut=${() => signOut(server.name)} />`,
+          )}
         </ul>
         ${listing.loaded && listing.servers.length === 0 && html`<p class="hint">No servers of your own yet: add one below.</p>`}
         ${listing.globals.length > 0 &&
@@ -95,8 +118,9 @@ export function McpTab({ me, changes }) {
   `;
 }
 
-function ServerItem({ server, onDelete }) {
+function ServerItem({ server, onDelete, onSignIn, onSignOut }) {
   const status = server.status ?? 'unknown';
+  const remote = server.transport !== 'stdio';
   const target = server.url ?? [server.command, ...(server.args ?? [])].filter(Boolean).join(' ');
   return html`
     <li class="mcp-item" data-testid="mcp-server" data-name=${server.name} data-status=${status}>
@@ -105,6 +129,10 @@ function ServerItem({ server, onDelete }) {
         <strong>${server.name}</strong>
         <span class="badge" data-testid="mcp-status">${status}</span>
         ${typeof server.tool_count === 'number' && html`<span class="hint">${server.tool_count} tools</span>`}
+        ${remote && server.signed_in && html`<span class="badge" data-testid="mcp-signed-in">Signed in</span>`}
+        ${remote && (status === 'needs_authorization' || (server.signed_in === false && server.authorize_url)) &&
+        html`<button type="button" data-testid="mcp-sign-in" aria-label=${`Sign in to ${server.name}`} onClick=${onSignIn}>Sign in</button>`}
+        ${remote && server.signed_in && html`<button type="button" data-testid="mcp-sign-out" aria-label=${`Sign out of ${server.name}`} onClick=${onSignOut}>Sign out</button>`}
         <button type="button" class="danger" data-testid="mcp-delete" aria-label=${`Delete ${server.name}`} onClick=${onDelete}>Delete</button>
       </div>
       <p class="mcp-target"><span class="hint">${server.transport}</span> <code>${target}</code></p>
