@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { RefreshLock } from '#mcp/oauth/mcp-oauth-session.js';
+import type { RefreshLock } from '#core/mcp/mcp-oauth-store.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Deletes the lock only while it still holds this holder's token (a lock that expired may be another's now). */

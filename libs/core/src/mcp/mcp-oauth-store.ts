@@ -45,6 +45,12 @@ export interface McpOAuthStore {
   delete(owner: McpOAuthOwner, server: string): Promise<boolean>;
 }
 
+/** A lock that many workers share: one refresh of one sign-in at a time, cluster-wide. */
+export interface RefreshLock {
+  /** Takes `key` for `ttlMs`; resolves to its release, or null while another holds it. */
+  tryAcquire(key: string, ttlMs: number): Promise<(() => Promise<void>) | null>;
+}
+
 /** Sign-ins held in memory: for tests, the conformance driver and single-process demos. */
 export class MemoryMcpOAuthStore implements McpOAuthStore {
   /** Signed-out entries stay as a version with no grant. */

@@ -2,17 +2,12 @@ import { extractWWWAuthenticateParams, refreshAuthorization, type OAuthDiscovery
 import { InvalidGrantError, OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { McpOAuthOwner, McpOAuthStore, StoredMcpOAuthGrant } from '#core/mcp/mcp-oauth-store.js';
+import type { McpOAuthOwner, McpOAuthStore, RefreshLock, StoredMcpOAuthGrant } from '#core/mcp/mcp-oauth-store.js';
 import { McpAuthorizationRequired } from '../mcp-errors.js';
 import { grantOf } from './mcp-sign-in.js';
 
 export { McpAuthorizationRequired };
-
-/** A lock that many workers share: one refresh of one sign-in at a time, cluster-wide. */
-export interface RefreshLock {
-  /** Takes `key` for `ttlMs`; resolves to its release, or null while another holds it. */
-  tryAcquire(key: string, ttlMs: number): Promise<(() => Promise<void>) | null>;
-}
+export type { RefreshLock };
 
 /** A lock within one process: for tests and the conformance driver. */
 export class MemoryRefreshLock implements RefreshLock {
