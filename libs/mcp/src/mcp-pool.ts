@@ -32,8 +32,8 @@ export interface McpPoolOptions {
   onStatus?: (scope: PoolScope, connection: McpConnection) => void;
   /** Starts a user's stdio server in that user's sandbox; absent: stdio servers are spawned as they are. */
   launchStdio?: (scope: Extract<PoolScope, { kind: 'user' }>, config: McpServerConfig) => McpConnectionOptions['launchStdio'];
-  /** Signs a user's requests to a remote server with their own sign-in (absent for a server that needs none of it). */
-  authorizeFetch?: (scope: Extract<PoolScope, { kind: 'user' }>, config: McpServerConfig) => McpConnectionOptions['authorizeFetch'];
+  /** Signs the requests to a remote server with the scope's sign-in (undefined for a server that needs none of it). */
+  authorizeFetch?: (scope: PoolScope, config: McpServerConfig) => McpConnectionOptions['authorizeFetch'];
   now?: () => number;
 }
 
@@ -144,7 +144,7 @@ export class McpPool {
         maxMessageBytes: this.options.maxMessageBytes,
         onChange: (connection) => this.options.onStatus?.(created.scope, connection),
         ...(scope.kind === 'user' && this.options.launchStdio ? { launchStdio: this.options.launchStdio(scope, config) } : {}),
-        ...(scope.kind === 'user' && this.options.authorizeFetch ? { authorizeFetch: this.options.authorizeFetch(scope, config) } : {}),
+        ...(this.options.authorizeFetch ? { authorizeFetch: this.options.authorizeFetch(scope, config) } : {}),
       });
       this.entries.set(key, entry);
     }

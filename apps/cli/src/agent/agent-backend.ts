@@ -52,5 +52,7 @@ export interface AgentBackend {
    * managed on the gateway).
    */
   reloadMcp?(): Promise<McpReload>;
+  /** Local mode: signs in to an OAuth MCP server through the browser, then connects it. */
+  signInMcp?(name: string, print: (line: string) => void): Promise<McpServerLine>;
   close(): Promise<void>;
 }

@@ -144,6 +144,12 @@ export class LocalBackend implements AgentBackend {
     return this.options.mcp.reload();
   }
 
+  /** Signs in to an OAuth MCP server through the browser (loopback redirect), then connects it. */
+  async signInMcp(name: string, print: (line: string) => void): Promise<McpServerLine> {
+    if (!this.options.mcp) throw new Error('no MCP config: start with --mcp-config PATH or create ~/.deepagents/<assistant>/mcp.json');
+    return this.options.mcp.signIn(name, print);
+  }
+
   /** Closes the MCP connections and stops their stdio servers. */
   async close(): Promise<void> {
     await this.options.mcp?.close();

@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
+import type { McpOAuthStore } from '#core/mcp/mcp-oauth-store.js';
+import { McpAuthorizationRequired } from '#mcp/mcp-errors.js';
 import { McpPool, type McpLease } from '#mcp/mcp-pool.js';
+import { McpOAuthSession, MemoryRefreshLock, oauthFetch } from '#mcp/oauth/mcp-oauth-session.js';
+import { FileMcpOAuthStore, LOCAL_OWNER, loopbackSignIn } from './local-mcp-oauth.js';
 import { poolOptionsFor } from '#mcp/mcp-pool-options.js';
 import { mcpToolProvider } from '#mcp/mcp-provider.js';
 import type { McpReload } from './agent-backend.js';
@@ -31,6 +35,8 @@ export interface LocalMcpOptions {
   textTools: boolean;
   /** One line for the person at the terminal. */
   warn: (line: string) => void;
+  /** Where the person's sign-ins to OAuth servers are kept; default `mcp-oauth.json` beside the config file. */
+  oauthFile?: string;
 }
 
 /**
@@ -63,12 +69,25 @@ export class LocalMcp {
   private readonly pool: McpPool;
   /** Servers connected up front (interactive), each held by a lease so it does not idle out. */
   private readonly held = new Map<string, { config: McpServerConfig; lease: McpLease }>();
-  private readonly failed = new Map<string, { config: McpServerConfig; reason: string }>();
+  private readonly failed = new Map<string, { config: McpServerConfig; reason: string; challenge?: McpAuthorizationRequired['challenge'] }>();
+  /** The person's sign-ins to servers that want one (OAuth, loopback redirect). */
+  readonly signIns: McpOAuthStore;
 
   constructor(readonly file: string, private readonly options: LocalMcpOptions) {
     const { config, outboundAllowlist, textTools, warn } = options;
+    this.signIns = new FileMcpOAuthStore(options.oauthFile ?? join(dirname(file), 'mcp-oauth.json'));
+    const lock = new MemoryRefreshLock();
     // Local servers are the person's own, all in the global scope: no per-user cap applies.
-    this.pool = new McpPool(poolOptionsFor(config, 1, outboundAllowlist));
+    this.pool = new McpPool({
+      ...poolOptionsFor(config, 1, outboundAllowlist),
+      // A remote server is signed in to with the person's own sign-in, unless the config sends an Authorization header.
+      authorizeFetch: (_scope, server) => {
+        if (server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;
+        if (Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+        const session = new McpOAuthSession({ owner: LOCAL_OWNER, server: server.name, store: this.signIns, lock });
+        return (base) => oauthFetch(base, session, server.name);
+      },
+    });
     this.provider = mcpToolProvider({
       pool: this.pool,
       globalServers: this.servers,
@@ -124,6 +143,28 @@ export class LocalMcp {
     return { added: fresh.filter((c) => this.held.has(c.name)).map((c) => c.name), removed, failed: [...this.failed.keys()] };
   }
 
+  /**
+   * Signs the person in to a server that asked for it (a loopback redirect: the URL is printed and
+   * opened in the browser), then connects it.
+   * @throws Error for a server not configured or not remote, or a sign-in that did not complete.
+   */
+  async signIn(name: string, print: (line: string) => void, open?: (url: string) => void | Promise<void>): Promise<McpServerState> {
+    const config = this.failed.get(name)?.config ?? this.held.get(name)?.config ?? (await this.readFile()).find((c) => c.name === name);
+    if (!config) throw new Error(`no MCP server named ${name} in ${this.file}`);
+    if (config.transport === 'stdio' || !config.url) throw new Error(`${name} is a stdio server: sign-in is for servers reached by URL`);
+    await loopbackSignIn({ config, store: this.signIns, print, ...(open ? { open } : {}), ...(this.failed.get(name)?.challenge ? { challenge: this.failed.get(name)!.challenge } : {}) });
+    const held = this.held.get(name);
+    if (held) {
+      this.held.delete(name);
+      this.servers.splice(this.servers.indexOf(held.config), 1);
+      held.lease.release();
+      await this.pool.closeScope({ kind: 'global' }, name);
+    }
+    this.failed.delete(name);
+    await this.connectOne(config);
+    return this.status().find((s) => s.name === name)!;
+  }
+
   /** Closes the connections and stops their stdio servers. */
   async close(): Promise<void> {
     for (const { lease } of this.held.values()) lease.release();
@@ -151,6 +192,11 @@ export class LocalMcp {
       this.servers.push(config);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
+      if (err instanceof McpAuthorizationRequired) {
+        this.failed.set(config.name, { config, reason, challenge: err.challenge });
+        this.options.warn(`MCP server ${config.name} needs you to sign in: type /mcp sign-in ${config.name}`);
+        return;
+      }
       this.failed.set(config.name, { config, reason });
       this.options.warn(`MCP server ${config.name} not connected: ${reason}`);
     }

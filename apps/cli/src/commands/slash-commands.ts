@@ -62,11 +62,17 @@ const COMMANDS: Record<string, SlashCommand> = {
   clear: { usage: '/clear', help: 'clear the screen (the session goes on)', anytime: true, run: (ctx) => ctx.clear() },
   exit: { usage: '/exit', help: 'leave (also Ctrl-D on an empty line)', anytime: true, run: (ctx) => ctx.quit() },
   mcp: {
-    usage: '/mcp list|reload',
-    help: 'MCP servers and their status; reload re-reads mcp.json and connects what is new (local mode)',
-    run: async (ctx, [sub]) => {
+    usage: '/mcp list|reload|sign-in NAME',
+    help: 'MCP servers and their status; reload re-reads mcp.json and connects what is new; sign-in NAME signs in to an OAuth server through the browser (local mode)',
+    run: async (ctx, [sub, name]) => {
       if (sub === 'list' || sub === undefined) return ctx.notice(await mcpList(ctx));
-      if (sub !== 'reload') return ctx.notice('usage: /mcp list | /mcp reload', 'warn');
+      if (sub === 'sign-in') {
+        if (!name) return ctx.notice('usage: /mcp sign-in NAME', 'warn');
+        if (!ctx.backend.signInMcp) return ctx.notice("/mcp sign-in is a local-mode command: sign in to a gateway's servers from its web UI (the MCP tab)", 'warn');
+        const state = await ctx.backend.signInMcp(name, (line) => ctx.notice(line));
+        return ctx.notice(state.status === 'connected' ? `Signed in to ${name}: ${state.tools ?? 0} tools` : `Signed in to ${name}, but it is not connected: ${state.reason ?? 'unknown'}`, state.status === 'connected' ? 'info' : 'warn');
+      }
+      if (sub !== 'reload') return ctx.notice('usage: /mcp list | /mcp reload | /mcp sign-in NAME', 'warn');
       if (!ctx.backend.reloadMcp) return ctx.notice("/mcp reload is a local-mode command: a gateway's servers are managed on the gateway (/mcp list shows them)", 'warn');
       const { added, removed, failed } = await ctx.backend.reloadMcp();
       const parts = [added.length ? `connected ${added.join(', ')}` : '', removed.length ? `removed ${removed.join(', ')}` : '', failed.length ? `failed ${failed.join(', ')}` : ''].filter(Boolean);

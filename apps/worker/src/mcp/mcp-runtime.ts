@@ -128,7 +128,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     ...(oauth
       ? {
           authorizeFetch: (scope, server) => {
-            if (server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;
+            if (scope.kind !== 'user' || server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;
             if (Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return undefined;
             const session = new McpOAuthSession({
               owner: { tenantId: scope.tenantId, userId: scope.userId },
