@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
 import { redisKeys } from '#transport/redis-keys.js';
-import { api, assertWellFormedRun } from './support/chat-clients.js';
+import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { chatToDone, waitUntil } from './support/event-waits.js';
 import { TestBrowser } from './support/browser.js';
 import { OAuthMcpServer } from './support/oauth-mcp-server.js';
@@ -62,6 +62,12 @@ describe('MCP servers that sign each person in (OAuth)', () => {
   }
 
   it('tells the person and the model a server needs sign-in, without failing the run, and offers an authorize_url', async () => {
+    // Alice's open socket hears that the server waits for her, with a sign-in link of its own.
+    const socket = await connectChat(system.url, ALICE);
+    const userEvents: EventDict[] = [];
+    socket.on('event', (event: EventDict) => {
+      if (event.event_type === ('mcp_config_changed' as string)) userEvents.push(event);
+    });
     const run = await chat(ALICE);
     expect(run.at(-1)).toMatchObject({ event_type: 'done', cancelled: false });
     expect(signInNotice(run)).toMatchObject({ recoverable: true, mcp_server: 'tracker', error: expect.stringContaining('needs you to sign in') });
@@ -74,6 +80,9 @@ describe('MCP servers that sign each person in (OAuth)', () => {
     expect(view).toMatchObject({ status: 'needs_authorization', signed_in: false, authorize_url: expect.stringMatching(/\/api\/v1\/users\/alice\/mcp-servers\/tracker\/authorize\?ticket=dast_/) });
     // The authorize URL carries a ticket, never the key.
     expect(view.authorize_url).not.toContain(ALICE);
+    await waitUntil(() => userEvents.length > 0, 10_000);
+    expect(userEvents[0]).toMatchObject({ server_name: 'tracker', change: 'needs_authorization', authorize_url: expect.stringContaining('/api/v1/users/alice/mcp-servers/tracker/authorize?ticket=dast_') });
+    socket.disconnect();
   });
 
   it("signs Alice in through the browser flow; her calls carry her token, Bob's none", async () => {

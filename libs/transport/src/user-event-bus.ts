@@ -2,12 +2,17 @@ import type { Redis } from 'ioredis';
 import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
-/** A user's MCP servers changed (REST), or their sign-in to one did; the change applies from their next run. */
+/**
+ * A user's MCP servers changed (REST), or their sign-in to one did, or a worker found one waiting
+ * for them to sign in (`needs_authorization`); a change applies from their next run.
+ */
 export interface McpConfigChangedEvent {
   event_type: 'mcp_config_changed';
   server_name: string;
-  change: 'created' | 'updated' | 'deleted' | 'signed_in' | 'signed_out';
+  change: 'created' | 'updated' | 'deleted' | 'signed_in' | 'signed_out' | 'needs_authorization';
   timestamp: string;
+  /** With `needs_authorization`: opens the sign-in in the person's browser (added by the gateway, per socket). */
+  authorize_url?: string;
 }
 
 /** Events about a user rather than a run: every gateway sends them to that user's open sockets. */

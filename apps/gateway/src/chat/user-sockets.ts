@@ -1,6 +1,7 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import type { Caller } from '#core/auth/caller.js';
 import { UserEventBus, type UserEvent, type UserEventMessage } from '#transport/user-event-bus.js';
+import { McpSignIns } from '../mcp/mcp-sign-ins.service.js';
 
 /** A user event as a socket receives it: shaped like a run's events, outside any run (seq 0). */
 export type UserSocketEvent = UserEvent & { session_id: ''; run_id: ''; seq: 0 };
@@ -17,10 +18,13 @@ const READY_WAIT_MS = 2_000;
 @Injectable()
 export class UserSockets implements OnApplicationBootstrap {
   private readonly logger = new Logger('user-events');
-  private readonly sockets = new Map<string, Set<Send>>();
+  private readonly sockets = new Map<string, Set<{ caller: Caller; send: Send }>>();
   private subscribed: Promise<unknown> = new Promise(() => undefined);
 
-  constructor(private readonly bus: UserEventBus) {}
+  constructor(
+    private readonly bus: UserEventBus,
+    @Optional() private readonly signIns?: McpSignIns,
+  ) {}
 
   onApplicationBootstrap(): void {
     // Not awaited: a gateway starts while Redis is down, and subscribes once it is back.
@@ -44,11 +48,12 @@ export class UserSockets implements OnApplicationBootstrap {
    */
   add(caller: Caller, send: Send): () => void {
     const key = userKey(caller.tenantId, caller.userId);
-    const set = this.sockets.get(key) ?? new Set<Send>();
-    set.add(send);
+    const set = this.sockets.get(key) ?? new Set<{ caller: Caller; send: Send }>();
+    const entry = { caller, send };
+    set.add(entry);
     this.sockets.set(key, set);
     return () => {
-      set.delete(send);
+      set.delete(entry);
       if (set.size === 0 && this.sockets.get(key) === set) this.sockets.delete(key);
     };
   }
@@ -57,7 +62,17 @@ export class UserSockets implements OnApplicationBootstrap {
     const set = this.sockets.get(userKey(message.tenant_id, message.user_id));
     if (!set) return;
     const event: UserSocketEvent = { ...message.event, session_id: '', run_id: '', seq: 0 };
-    for (const send of set) send(event);
+    for (const { caller, send } of set) {
+      if (event.change !== 'needs_authorization' || !this.signIns) {
+        send(event);
+        continue;
+      }
+      // Each socket gets a sign-in link of its own (the ticket is bound to its caller).
+      this.signIns.authorizeUrl(caller, message.user_id, event.server_name).then(
+        ({ authorize_url }) => send({ ...event, authorize_url }),
+        () => send(event),
+      );
+    }
   }
 }
 

@@ -23,6 +23,7 @@ import type { McpServerStatus } from '#transport/mcp-status.js';
 import type { ChatModel } from '#core/llm/chat-model.js';
 import { llmIntentClassifier } from '#mcp/intent-classifier.js';
 import { announceMcpRelease, listenMcpReleases } from '#transport/mcp-release.js';
+import type { McpConfigChangedEvent, UserEventMessage } from '#transport/user-event-bus.js';
 import type { McpOAuthStore } from '#core/mcp/mcp-oauth-store.js';
 import { McpOAuthSession, oauthFetch, type RefreshLock } from '#mcp/oauth/mcp-oauth-session.js';
 import { policyFetch } from '#mcp/pinned-fetch.js';
@@ -106,9 +107,22 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
       logger.warn({ server: connection.config.name, err: err instanceof Error ? err.message : String(err) }, 'could not store an MCP tool catalog; the next connection tries again');
     });
   };
+  // The (user, server) pairs this worker last saw waiting for sign-in: their sockets hear of it once.
+  const waitingForSignIn = new Set<string>();
   const publish = (scope: PoolScope, connection: McpConnection) => {
     const owner = scope.kind === 'global' ? GLOBAL_MCP_OWNER : scope;
     if (connection.connected && connection.catalog.version) saveCatalog(owner, connection);
+    if (scope.kind === 'user') {
+      const key = JSON.stringify([scope.tenantId, scope.userId, connection.config.name]);
+      if (connection.status !== 'needs_authorization') waitingForSignIn.delete(key);
+      else if (!waitingForSignIn.has(key)) {
+        waitingForSignIn.add(key);
+        if (waitingForSignIn.size > 10_000) waitingForSignIn.delete(waitingForSignIn.values().next().value!);
+        const event: McpConfigChangedEvent = { event_type: 'mcp_config_changed', server_name: connection.config.name, change: 'needs_authorization', timestamp: new Date().toISOString() };
+        const message: UserEventMessage = { tenant_id: scope.tenantId, user_id: scope.userId, event };
+        redis.publish(redisKeys.userEventsChannel, JSON.stringify(message)).catch(() => undefined);
+      }
+    }
     writeStatus(owner, connection.config.name, {
       status: connection.status,
       last_error: connection.lastError ?? null,
