@@ -67,7 +67,9 @@ export class McpServersService {
 
   /** A remote server's view says whether the person signed in, and how to when it needs them to. */
   private async withSignIn(caller: Caller, owner: McpServerOwner, server: UserMcpServer, view: McpServerView): Promise<McpServerView> {
-    if (server.config.transport === 'stdio') return view;
+    // A server reached with a static Authorization header, or as DataAgent itself, takes no person's sign-in.
+    const config = server.config;
+    if (config.transport === 'stdio' || config.oauth?.grant === 'client_credentials' || Object.keys(config.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return view;
     const signedIn = await this.signIns.signedIn(owner, server.config.name);
     if (view.status !== 'needs_authorization') return { ...view, signed_in: signedIn };
     return { ...view, signed_in: signedIn, authorize_url: (await this.signIns.authorizeUrl(caller, owner.userId, server.config.name)).authorize_url };
