@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -9,6 +10,7 @@ import { type CallToolResult, CallToolResultSchema, type ElicitRequest, ElicitRe
 import type { McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { stdioEnvironment } from '#core/mcp/stdio-environment.js';
+import { Countdown } from '#core/util/countdown.js';
 import { boundedFetch, type MessageLimit } from './bounded-body.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
 import { McpAuthorizationRequired, McpUnavailableError } from './mcp-errors.js';
@@ -65,11 +67,82 @@ export interface McpConnectionOptions {
   /** Signs a remote server's requests (a person's OAuth sign-in, see oauth/mcp-oauth-session.ts). */
   authorizeFetch?: (base: FetchLike) => FetchLike;
   /**
-   * Answers the server's `elicitation/create` (form and URL modes) by asking the person; absent,
-   * the client does not offer elicitation. Defaults in a form's schema fill what the answer omits.
+   * Answers the server's `elicitation/create` (form and URL modes) by asking the person, when the
+   * call it belongs to brings no answerer of its own ({@link McpCallOptions.onElicitation}).
+   * Defaults in a form's schema fill what the answer omits.
    */
-  onElicitation?: (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+  onElicitation?: ElicitationAnswerer;
+  /**
+   * Offer elicitation (form and URL modes) to the server, answered by the calls that bring an
+   * answerer; implied by `onElicitation`. Absent: the client does not offer it.
+   */
+  elicitation?: boolean;
 }
+
+/** Asks a person what the server's `elicitation/create` wants to know; `signal` fires when the server withdraws it or the call ends. */
+export type ElicitationAnswerer = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+
+/** How one tool call runs. */
+export interface McpCallOptions {
+  /** Cancels the call on the server (notifications/cancelled). */
+  signal: AbortSignal;
+  /** The call fails with a timeout after this long without an answer or a progress notification. */
+  timeoutMs: number;
+  /** However much progress it reports, it fails after this long (default {@link PROGRESS_MAX_FACTOR} × `timeoutMs`). */
+  maxTotalMs?: number;
+  /**
+   * Answers the elicitations the server sends during this call. The time the person takes does
+   * not count against `timeoutMs` or `maxTotalMs`; after the answer the server has `timeoutMs`
+   * again.
+   */
+  onElicitation?: ElicitationAnswerer;
+}
+
+/** The SDK's own request timer is off for calls (it cannot be held while a person answers): ours runs instead. */
+const SDK_TIMEOUT_OFF = 2_147_483_647;
+
+/** A tool call in flight on a connection: who answers its elicitations, and its timeouts. */
+class InFlightCall {
+  readonly controller = new AbortController();
+  private readonly idle: Countdown;
+  private readonly total: Countdown;
+
+  constructor(readonly options: McpCallOptions) {
+    // Aborted as the SDK's own timeout would: the same error, and notifications/cancelled to the server.
+    const expire = (ms: number) => () => this.controller.abort(McpError.fromError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: ms }));
+    const maxTotalMs = options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR;
+    this.idle = new Countdown(options.timeoutMs, expire(options.timeoutMs));
+    this.total = new Countdown(maxTotalMs, expire(maxTotalMs));
+  }
+
+  progress(): void {
+    this.idle.restart();
+  }
+
+  /** Holds both timeouts while a person answers; released, the server gets its whole `timeoutMs` again. */
+  hold(): () => void {
+    const idle = this.idle.hold();
+    const total = this.total.hold();
+    return () => {
+      this.idle.restart();
+      idle();
+      total();
+    };
+  }
+
+  end(): void {
+    this.idle.stop();
+    this.total.stop();
+  }
+}
+
+/**
+ * The tool call whose request carried the message being handled. The streamable HTTP transport
+ * reads a call's response stream in the async context of the call's send, so a server's
+ * request on that stream (an elicitation about this call) is handled in it too; a request on
+ * the standalone stream, stdio or SSE has none.
+ */
+const currentCall = new AsyncLocalStorage<InFlightCall>();
 
 /**
  * One live connection to one MCP server over stdio, SSE or streamable HTTP, on the SDK's
@@ -88,6 +161,8 @@ export class McpConnection {
   /** The pinned fetch of a remote server's transport, closed with it. */
   private http?: PinnedFetch;
   private closing = false;
+  /** Tool calls waiting for their answer, for elicitations to find theirs. */
+  private readonly inFlight = new Set<InFlightCall>();
 
   constructor(
     readonly config: McpServerConfig,
@@ -113,9 +188,9 @@ export class McpConnection {
       pinned = check;
     }
     const { transport, guarded } = this.createTransport(pinned);
-    const elicit = this.options.onElicitation;
-    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: elicit ? { elicitation: { form: { applyDefaults: true }, url: {} } } : {} });
-    if (elicit) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request.params, extra.signal));
+    const elicits = this.options.elicitation === true || this.options.onElicitation !== undefined;
+    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: elicits ? { elicitation: { form: { applyDefaults: true }, url: {} } } : {} });
+    if (elicits) client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.onclose = () => {
       if (this.client !== client) return;
       if (!this.closing) this.setStatus('disconnected', this.lastError ?? 'the connection closed');
@@ -158,22 +233,28 @@ export class McpConnection {
 
   /**
    * Calls a tool. Cancelling `signal` cancels the request on the server (notifications/cancelled);
-   * progress notifications keep a long call alive up to `maxTotalMs`. A streamable HTTP server that
-   * lost the session (404) gets a new session and the call once more.
+   * progress notifications keep a long call alive up to `maxTotalMs`; an elicitation during the
+   * call goes to `onElicitation`, its timeouts held while the person answers. A streamable HTTP
+   * server that lost the session (404) gets a new session and the call once more.
    * @throws McpMessageRefusedError when the answer was too large or too deeply nested to read.
    */
-  async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
     const attempt = async () => {
       const client = this.client;
       if (!client || !this.connected) throw new McpUnavailableError(this.config.name, this.lastError ?? 'not connected', true);
+      const call = new InFlightCall(options);
+      const cancel = () => call.controller.abort(options.signal.reason);
+      if (options.signal.aborted) cancel();
+      else options.signal.addEventListener('abort', cancel, { once: true });
+      this.inFlight.add(call);
       try {
-        return (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-          signal: options.signal,
-          timeout: options.timeoutMs,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR,
-          onprogress: () => {},
-        })) as CallToolResult;
+        return (await currentCall.run(call, () =>
+          client.callTool({ name, arguments: args }, CallToolResultSchema, {
+            signal: call.controller.signal,
+            timeout: SDK_TIMEOUT_OFF,
+            onprogress: () => call.progress(),
+          }),
+        )) as CallToolResult;
       } catch (err) {
         const refused = refusalOf(this.config.name, err);
         if (refused) throw refused;
@@ -186,6 +267,10 @@ export class McpConnection {
         }
         await this.markLost(client, err);
         throw err;
+      } finally {
+        call.end();
+        this.inFlight.delete(call);
+        options.signal.removeEventListener('abort', cancel);
       }
     };
     try {
@@ -195,6 +280,33 @@ export class McpConnection {
       await this.close();
       await this.connect();
       return attempt();
+    }
+  }
+
+  /**
+   * Answers the server's `elicitation/create` through the call it is about: the call whose
+   * response stream carried it (streamable HTTP), else the only call in flight. With several in
+   * flight and nothing to tell them apart (stdio, SSE, the standalone stream) nobody is asked:
+   * on a connection shared by several people the wrong one could be.
+   * @throws McpError (invalid request) saying why nobody can be asked; the server gets it.
+   */
+  private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    const carried = currentCall.getStore();
+    const call = carried && this.inFlight.has(carried) ? carried : this.inFlight.size === 1 ? [...this.inFlight][0] : undefined;
+    const answerer = call?.options.onElicitation ?? this.options.onElicitation;
+    if (!answerer) {
+      const why = call
+        ? 'nobody can be asked in the run that made this call'
+        : this.inFlight.size === 0
+          ? 'DataAgent asks a person only during one of their tool calls, and none is in flight'
+          : `${this.inFlight.size} tool calls are in flight on this connection and the request is not tied to one of them, so DataAgent cannot tell whose person to ask`;
+      throw new McpError(ErrorCode.InvalidRequest, `Elicitation refused: ${why}`);
+    }
+    const release = call?.hold();
+    try {
+      return await answerer(params, signal);
+    } finally {
+      release?.();
     }
   }
 
