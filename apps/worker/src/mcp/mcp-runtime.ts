@@ -116,6 +116,8 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
   const pool = new McpPool({
     ...poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist),
     onStatus: publish,
+    // Servers may ask a run's person during a call: the run's tool calls answer (McpConnection.callTool).
+    elicitation: true,
     // The server sees the system's runtime, its install folder, what the operator granted it, and the user's workspace.
     ...(sandboxed
       ? {
