@@ -5,6 +5,7 @@ import { WebSocket } from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, runEvent, sendChat, sendMessage } from './support/event-waits.js';
+import { TestBrowser } from './support/browser.js';
 import { ELICIT_SERVER, elicitRecord } from './support/mcp-elicit-servers.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
@@ -28,6 +29,7 @@ function mcpConfig(dir: string): { file: string; record: string } {
  */
 describe('MCP elicitation', () => {
   let system: TestSystem;
+  let browser: TestBrowser;
   let dir: string;
   let record: ReturnType<typeof elicitRecord>;
 
@@ -36,9 +38,10 @@ describe('MCP elicitation', () => {
     const config = mcpConfig(dir);
     record = elicitRecord(config.record);
     // The server writes its record outside any workspace, which a sandbox would refuse.
-    system = await TestSystem.start({ env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MCP_CONFIG: config.file, DATAAGENT_ELICITATION_TIMEOUT: '60' } });
+    [system, browser] = await Promise.all([TestSystem.start({ env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MCP_CONFIG: config.file, DATAAGENT_ELICITATION_TIMEOUT: '60' } }), TestBrowser.launch()]);
   });
   afterAll(async () => {
+    await browser?.close();
     await system?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -160,6 +163,48 @@ describe('MCP elicitation', () => {
       expect(record.elicitations().filter((e) => e.tool === 'verify_account')).toEqual([expect.objectContaining({ mode: 'url', action: 'accept' })]);
     } finally {
       ws.close();
+    }
+  });
+
+  it('the web UI renders the form from the schema, shows a refusal by field, and sends the answer', async () => {
+    const watched = await browser.open(system.url);
+    const { page } = watched;
+    try {
+      await page.goto('/');
+      await page.getByTestId('api-key').fill(TEST_API_KEY);
+      await page.getByTestId('sign-in').click();
+      await page.getByTestId('signed-in-as').filter({ hasText: 'alice' }).waitFor();
+      await page.getByTestId('message-input').fill(book('Web Bistro'));
+      await page.getByTestId('send').click();
+
+      const dialog = page.getByTestId('elicitation-dialog');
+      await dialog.getByTestId('elicitation-message').filter({ hasText: 'Booking a table at Web Bistro: who is coming?' }).waitFor();
+      // Each field with its title and default: a text box, a number, a choice, a checkbox.
+      expect(await dialog.getByLabel('Name on the booking').inputValue()).toBe('');
+      expect(await dialog.getByLabel('Guests').inputValue()).toBe('2');
+      expect(await dialog.getByLabel('Seating').inputValue()).toBe('inside');
+      expect(await dialog.getByLabel('High chair').isChecked()).toBe(false);
+      expect(await dialog.getByText('Who the table is for').count()).toBe(1);
+      expect(Number(await dialog.getByTestId('elicitation-countdown').innerText())).toBeGreaterThan(50);
+      await watched.screenshot('elicitation-form');
+
+      // Accepted without the required name: the gateway's refusal is shown at the field, the dialog stays.
+      await dialog.getByLabel('Guests').fill('');
+      await dialog.getByTestId('elicitation-accept').click();
+      await dialog.getByTestId('elicitation-error').waitFor();
+      expect(await dialog.getByLabel('Name on the booking').getAttribute('aria-invalid')).toBe('true');
+      expect(await dialog.locator('.field-error').allInnerTexts()).toEqual(['is required']);
+
+      await dialog.getByLabel('Name on the booking').fill('Grace');
+      await dialog.getByLabel('Seating').selectOption('terrace');
+      await dialog.getByTestId('elicitation-accept').click();
+      await page.locator('[data-testid="assistant-message"][data-status="done"]').filter({ hasText: 'Booked Web Bistro for Grace' }).waitFor();
+      expect(await dialog.isVisible()).toBe(false);
+      // The emptied guests field took its default on the way.
+      expect(record.elicitations().filter((e) => e.restaurant === 'Web Bistro')).toEqual([expect.objectContaining({ action: 'accept', content: { name: 'Grace', guests: 2, seating: 'terrace', high_chair: false } })]);
+      expect(watched.foreignRequests()).toEqual([]);
+    } finally {
+      await watched.close();
     }
   });
 });
