@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
@@ -8,6 +9,9 @@ import { EventCollector, runEvent, sendChat, sendMessage } from './support/event
 import { TestBrowser } from './support/browser.js';
 import { ELICIT_SERVER, elicitRecord } from './support/mcp-elicit-servers.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
+import { Terminal } from './support/terminal.js';
+
+const BIN = join(fileURLToPath(new URL('../', import.meta.url)).replace(/dist\/$/, ''), 'apps/cli/bin/dataagent.mjs');
 
 const book = (restaurant: string) => `[[tool:booking__book_table {"restaurant":"${restaurant}"}]]`;
 const kinds = (run: EventDict[]) => run.map((e) => e.event_type);
@@ -32,10 +36,12 @@ describe('MCP elicitation', () => {
   let browser: TestBrowser;
   let dir: string;
   let record: ReturnType<typeof elicitRecord>;
+  let configFile: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'da-elicit-'));
     const config = mcpConfig(dir);
+    configFile = config.file;
     record = elicitRecord(config.record);
     // The server writes its record outside any workspace, which a sandbox would refuse.
     [system, browser] = await Promise.all([TestSystem.start({ env: { DATAAGENT_SANDBOX: 'none', DATAAGENT_MCP_CONFIG: config.file, DATAAGENT_ELICITATION_TIMEOUT: '60' } }), TestBrowser.launch()]);
@@ -206,6 +212,33 @@ describe('MCP elicitation', () => {
     } finally {
       await watched.close();
     }
+  });
+
+  it.each(['remote', 'local'] as const)('the CLI (%s mode) asks for each field, says what does not fit, and sends the answer', async (mode) => {
+    const restaurant = `Terminal Cafe ${mode}`;
+    const args = mode === 'remote' ? ['--server', system.url, '--api-key', TEST_API_KEY] : ['--mcp-config', configFile];
+    const env = mode === 'remote' ? {} : { OPENAI_BASE_URL: system.llm.baseUrl, OPENAI_API_KEY: 'sk-test-not-a-real-key', DATAAGENT_MODEL: 'scripted', DATAAGENT_CLI_HOME: join(dir, 'cli-home') };
+    const term = Terminal.start([process.execPath, BIN, ...args], env);
+    try {
+      await term.waitFor(`DataAgent (${mode} mode)`);
+      term.submit(book(restaurant));
+      await term.waitFor(`booking asks: Booking a table at ${restaurant}: who is coming?`);
+      term.press('Enter');
+      await term.waitFor('1/4 Name on the booking (string; required)');
+      term.press('Enter');
+      await term.waitFor('Name on the booking is required');
+      term.submit('Linus');
+      await term.waitFor('2/4 Guests (integer; Enter: 2)');
+      term.press('Enter');
+      await term.waitFor('3/4 Seating (1) inside  2) terrace; Enter: inside)');
+      term.submit('2');
+      await term.waitFor('4/4 High chair (y/n; Enter: false)');
+      term.submit('y');
+      await term.waitFor(`Booked ${restaurant} for Linus: 2 guests, terrace, with a high chair`, 30_000);
+    } finally {
+      term.stop();
+    }
+    expect(record.elicitations().filter((e) => e.restaurant === restaurant)).toEqual([expect.objectContaining({ action: 'accept', content: { name: 'Linus', guests: 2, seating: 'terrace', high_chair: true } })]);
   });
 });
 

@@ -31,6 +31,8 @@ export interface LocalMcpOptions {
   textTools: boolean;
   /** One line for the person at the terminal. */
   warn: (line: string) => void;
+  /** Offer servers elicitation: a person at the terminal answers their questions. */
+  elicitation?: boolean;
 }
 
 /**
@@ -68,7 +70,7 @@ export class LocalMcp {
   constructor(readonly file: string, private readonly options: LocalMcpOptions) {
     const { config, outboundAllowlist, textTools, warn } = options;
     // Local servers are the person's own, all in the global scope: no per-user cap applies.
-    this.pool = new McpPool(poolOptionsFor(config, 1, outboundAllowlist));
+    this.pool = new McpPool({ ...poolOptionsFor(config, 1, outboundAllowlist), ...(options.elicitation ? { elicitation: true } : {}) });
     this.provider = mcpToolProvider({
       pool: this.pool,
       globalServers: this.servers,
