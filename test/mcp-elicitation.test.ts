@@ -141,6 +141,22 @@ describe('MCP elicitation', () => {
     }
   });
 
+  it('cancelling the run closes its open question, and the question takes no answer after', async () => {
+    const socket = await connectChat(system.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      const ack = await sendChat(socket, { message: book('Annule') });
+      const request = await events.next(runEvent(ack.run_id, 'elicitation_request'));
+      expect(await sendMessage(socket, 'cancel', { session_id: ack.session_id })).toMatchObject({ ok: true, cancelled: true });
+      expect((await events.done(ack.run_id)).cancelled).toBe(true);
+      assertWellFormedRun(events.ofRun(ack.run_id));
+      const late = await api(system.url, 'POST', `/elicitations/${request.request_id}`, { apiKey: TEST_API_KEY, body: { action: 'accept', content: { name: 'Late' } } });
+      expect({ status: late.status, code: late.body.error_code, status_was: late.body.details?.status, reason: late.body.details?.reason }).toEqual({ status: 409, code: 'elicitation_already_answered', status_was: 'cancel', reason: 'cancelled' });
+    } finally {
+      socket.disconnect();
+    }
+  });
+
   it('a URL elicitation carries the URL and is accepted over plain WebSocket, without content', async () => {
     const session = await api(system.url, 'POST', '/sessions', { apiKey: TEST_API_KEY, body: {} });
     const ws = new WebSocket(`${system.url.replace('http', 'ws')}/ws/chat/${session.body.session_id}`, { headers: { 'x-api-key': TEST_API_KEY } });
