@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -10,9 +9,9 @@ import { type CallToolResult, CallToolResultSchema, type ElicitRequest, ElicitRe
 import type { McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { stdioEnvironment } from '#core/mcp/stdio-environment.js';
-import { Countdown } from '#core/util/countdown.js';
 import { boundedFetch, type MessageLimit } from './bounded-body.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
+import { currentCall, InFlightCall, SDK_TIMEOUT_OFF, type ElicitationAnswerer, type McpCallOptions } from './in-flight-call.js';
 import { McpAuthorizationRequired, McpUnavailableError } from './mcp-errors.js';
 import { MessageGuard } from './message-guard.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, formatBytes, MAX_JSON_DEPTH, McpMessageTooLargeError, refusalOf } from './message-limits.js';
@@ -20,6 +19,7 @@ import { pinnedFetch, type PinnedAddress, type PinnedFetch } from './pinned-fetc
 import { StdioGroupTransport, type StdioGroupOptions } from './stdio-group-transport.js';
 
 export { McpAuthorizationRequired, McpUnavailableError };
+export type { ElicitationAnswerer, McpCallOptions };
 
 export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error' | 'needs_authorization';
 
@@ -78,71 +78,6 @@ export interface McpConnectionOptions {
    */
   elicitation?: boolean;
 }
-
-/** Asks a person what the server's `elicitation/create` wants to know; `signal` fires when the server withdraws it or the call ends. */
-export type ElicitationAnswerer = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
-
-/** How one tool call runs. */
-export interface McpCallOptions {
-  /** Cancels the call on the server (notifications/cancelled). */
-  signal: AbortSignal;
-  /** The call fails with a timeout after this long without an answer or a progress notification. */
-  timeoutMs: number;
-  /** However much progress it reports, it fails after this long (default {@link PROGRESS_MAX_FACTOR} × `timeoutMs`). */
-  maxTotalMs?: number;
-  /**
-   * Answers the elicitations the server sends during this call. The time the person takes does
-   * not count against `timeoutMs` or `maxTotalMs`; after the answer the server has `timeoutMs`
-   * again.
-   */
-  onElicitation?: ElicitationAnswerer;
-}
-
-/** The SDK's own request timer is off for calls (it cannot be held while a person answers): ours runs instead. */
-const SDK_TIMEOUT_OFF = 2_147_483_647;
-
-/** A tool call in flight on a connection: who answers its elicitations, and its timeouts. */
-class InFlightCall {
-  readonly controller = new AbortController();
-  private readonly idle: Countdown;
-  private readonly total: Countdown;
-
-  constructor(readonly options: McpCallOptions) {
-    // Aborted as the SDK's own timeout would: the same error, and notifications/cancelled to the server.
-    const expire = (ms: number) => () => this.controller.abort(McpError.fromError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: ms }));
-    const maxTotalMs = options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR;
-    this.idle = new Countdown(options.timeoutMs, expire(options.timeoutMs));
-    this.total = new Countdown(maxTotalMs, expire(maxTotalMs));
-  }
-
-  progress(): void {
-    this.idle.restart();
-  }
-
-  /** Holds both timeouts while a person answers; released, the server gets its whole `timeoutMs` again. */
-  hold(): () => void {
-    const idle = this.idle.hold();
-    const total = this.total.hold();
-    return () => {
-      this.idle.restart();
-      idle();
-      total();
-    };
-  }
-
-  end(): void {
-    this.idle.stop();
-    this.total.stop();
-  }
-}
-
-/**
- * The tool call whose request carried the message being handled. The streamable HTTP transport
- * reads a call's response stream in the async context of the call's send, so a server's
- * request on that stream (an elicitation about this call) is handled in it too; a request on
- * the standalone stream, stdio or SSE has none.
- */
-const currentCall = new AsyncLocalStorage<InFlightCall>();
 
 /**
  * One live connection to one MCP server over stdio, SSE or streamable HTTP, on the SDK's
@@ -242,7 +177,7 @@ export class McpConnection {
     const attempt = async () => {
       const client = this.client;
       if (!client || !this.connected) throw new McpUnavailableError(this.config.name, this.lastError ?? 'not connected', true);
-      const call = new InFlightCall(options);
+      const call = new InFlightCall(options, options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR);
       const cancel = () => call.controller.abort(options.signal.reason);
       if (options.signal.aborted) cancel();
       else options.signal.addEventListener('abort', cancel, { once: true });
