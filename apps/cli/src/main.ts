@@ -12,6 +12,7 @@ import { EXIT } from './commands/exit-codes.js';
 import { runPrint } from './commands/print.command.js';
 import type { ApprovalMode } from './hitl/approval-mode.js';
 import type { Approver } from './hitl/approver.js';
+import type { Elicitor } from './hitl/elicitor.js';
 import { readQuestion } from './input/read-question.js';
 import { InteractiveSession } from './ui/interactive-session.js';
 
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
       const session = new InteractiveSession(flags.server ? 'remote' : 'local');
       const [{ runInteractive }, opened] = await Promise.all([
         import('./commands/interactive.command.js'),
-        open(flags, flags.approveAll || flags.yes ? 'approve_all' : session.approve, (line) => session.notice(line, 'warn'), true),
+        open(flags, flags.approveAll || flags.yes ? 'approve_all' : session.approve, (line) => session.notice(line, 'warn'), true, session.elicit),
       ]);
       backend = opened;
       return await runInteractive(session, backend);
@@ -99,10 +100,10 @@ async function main(argv: string[]): Promise<number> {
  * The gateway with --server, else the agent in this process, configured like the server's workers.
  * For the interactive UI local MCP servers connect now, not at each run.
  */
-async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (line: string) => void, interactive: boolean): Promise<AgentBackend> {
+async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (line: string) => void, interactive: boolean, elicit?: Elicitor): Promise<AgentBackend> {
   if (flags.server) {
     const { RemoteBackend } = await import('./agent/remote-backend.js');
-    return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume });
+    return RemoteBackend.connect({ server: flags.server, apiKey: flags.apiKey, assistantId: flags.assistant, approvals, resume: flags.resume, ...(elicit ? { elicit } : {}) });
   }
   const [{ LlmConfig, WorkerConfig }, { ToolsConfig }, { McpRuntimeConfig }, { describeChatModel, resolveModel }, { LocalBackend }, { localMcpConfigPath, openLocalMcp }] = await Promise.all([
     import('#core/config/settings.js'),
@@ -118,11 +119,11 @@ async function open(flags: Flags, approvals: ApprovalMode | Approver, warn: (lin
   const home = process.env.DATAAGENT_CLI_HOME || join(homedir(), '.dataagent');
   const mcpFile = localMcpConfigPath(flags.mcpConfig, flags.assistant);
   const mcp: LocalMcp | undefined = mcpFile
-    ? await openLocalMcp(mcpFile, { config: settings.mcp, outboundAllowlist: settings.tools.outboundAllowlist, textTools: settings.worker.toolPrompt, warn })
+    ? await openLocalMcp(mcpFile, { config: settings.mcp, outboundAllowlist: settings.tools.outboundAllowlist, textTools: settings.worker.toolPrompt, warn, elicitation: elicit !== undefined })
     : undefined;
   try {
     if (interactive) await mcp?.connect();
-    return new LocalBackend(settings, { home, assistantId: flags.assistant, approvals, resume: flags.resume, mcp });
+    return new LocalBackend(settings, { home, assistantId: flags.assistant, approvals, resume: flags.resume, mcp, ...(elicit ? { elicit } : {}) });
   } catch (err) {
     await mcp?.close();
     throw err;

@@ -11,6 +11,7 @@ import { EventStreamController } from './chat/event-stream.controller.js';
 import { UserSockets } from './chat/user-sockets.js';
 import { WsChatServer } from './chat/ws-chat.server.js';
 import { ControlService } from './control/control.service.js';
+import { ElicitationController } from './control/elicitation.controller.js';
 import { HitlController } from './control/hitl.controller.js';
 import { HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
@@ -37,7 +38,7 @@ export class AppModule {
         AdminModule,
         LoggingModule.forRoot({ level: settings.log.level }),
       ],
-      controllers: [ChatController, EventStreamController, HitlController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController],
+      controllers: [ChatController, EventStreamController, HitlController, ElicitationController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,

@@ -8,7 +8,7 @@
  */
 import { io } from '/socket.io/socket.io.esm.min.js';
 import { api, ApiFailure, socketFailure, storedKey } from './api.js';
-import { applyEvent, foldEvents, historyItems, newTurn, pendingApprovals } from './run-view.js';
+import { applyEvent, foldEvents, historyItems, newTurn, pendingApprovals, pendingElicitations } from './run-view.js';
 
 /** Messages of history loaded at a time (the newest first, older ones on request). */
 const HISTORY_PAGE = 20;
@@ -218,6 +218,16 @@ export class ChatStore {
     return null;
   }
 
+  /** The oldest question of an MCP server in the open session still unanswered, with its run. */
+  pendingElicitation() {
+    for (const turn of this.runs.values()) {
+      if (turn.sessionId !== this.sessionId) continue;
+      const [first] = pendingElicitations(turn);
+      if (first) return { turn, question: first };
+    }
+    return null;
+  }
+
   /** Sends a chat message into the open session (or a new one). */
   async send(text) {
     const entry = { key: localKey(), text, runId: null, failure: null };
@@ -274,6 +284,28 @@ export class ChatStore {
       request.answered = false;
       this.changed();
     }
+  }
+
+  /**
+   * Answers an MCP server's question: `accept` (a form: with its content), `decline` or `cancel`.
+   * A form the gateway refuses stays open with its fields' problems shown.
+   */
+  async answerElicitation(question, action, content) {
+    question.sending = true;
+    question.error = null;
+    question.problems = {};
+    this.changed();
+    const ack = await this.emit('elicitation_answer', { request_id: question.requestId, action, ...(content ? { content } : {}) });
+    question.sending = false;
+    // Settled: answered now, or elsewhere, or expired (its elicitation event says how it ended).
+    if (ack.ok || ['elicitation_already_answered', 'elicitation_request_not_found'].includes(ack.error_code)) {
+      question.answered = true;
+    } else {
+      const refusal = this.gatewayErrors.get(ack.error_code);
+      question.error = refusal?.error ?? `The gateway refused the answer (${ack.error_code})`;
+      question.problems = refusal?.details?.fields ?? {};
+    }
+    this.changed();
   }
 
   /** A message over the socket with its acknowledgement; `{ok: false, error_code}` when it never got one. */

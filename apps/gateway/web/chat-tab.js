@@ -1,5 +1,6 @@
-/** The chat tab: sessions sidebar, the conversation, the message box and the approval dialog. */
+/** The chat tab: sessions sidebar, the conversation, the message box, and the dialogs of approvals and of MCP servers' questions. */
 import { html, useEffect, useRef, useState } from './vendor/preact.js';
+import { ElicitationDialog } from './elicitation-dialog.js';
 import { HitlDialog } from './hitl-dialog.js';
 import { Turn } from './turn.js';
 
@@ -14,6 +15,7 @@ export function ChatTab({ store }) {
         <${Composer} store=${store} />
       </section>
       <${HitlDialog} store=${store} />
+      <${ElicitationDialog} store=${store} />
     </div>
   `;
 }

@@ -10,6 +10,10 @@ import type { UserSocketEvent } from '../src/chat/user-sockets.js';
 export type {
   ActionRequest,
   DoneEventDict,
+  ElicitationAction,
+  ElicitationEventDict,
+  ElicitationMode,
+  ElicitationRequestEventDict,
   ErrorEventDict,
   EventDict,
   EventDictOf,

@@ -1,5 +1,5 @@
 /** Types of run-view.js for its spec (the UI itself is plain JavaScript, served as it is). */
-import type { ActionRequest, EventDict, TodoItem, ToolResultStatus } from './events.js';
+import type { ActionRequest, ElicitationAction, ElicitationMode, EventDict, TodoItem, ToolResultStatus } from './events.js';
 
 export interface ToolBlock {
   kind: 'tool';
@@ -10,6 +10,8 @@ export interface ToolBlock {
   result: unknown;
   content: unknown;
   awaitingApproval?: boolean;
+  /** An MCP server asked the person something during the call and waits for the answer. */
+  awaitingInput?: boolean;
 }
 export type Block =
   | { kind: 'text'; text: string }
@@ -24,6 +26,19 @@ export interface ApprovalQuestion {
   expiresAt: string | null;
   answered: boolean;
 }
+/** An MCP server's question (elicitation_request) and, once it ended, how (elicitation). */
+export interface ElicitationQuestion {
+  requestId: string;
+  toolCallId: string;
+  server: string;
+  mode: ElicitationMode;
+  message: string;
+  schema: Record<string, unknown> | null;
+  url: string | null;
+  expiresAt: string | null;
+  answered: boolean;
+  outcome: { action: ElicitationAction; content: Record<string, unknown> | null; reason: string | null } | null;
+}
 export interface Turn {
   runId: string;
   sessionId: string;
@@ -36,6 +51,7 @@ export interface Turn {
   events: EventDict[];
   blocks: Block[];
   hitl: ApprovalQuestion[];
+  elicitations: ElicitationQuestion[];
 }
 export type HistoryItem = { kind: 'user'; key: string; text: string; runId: string | null } | { kind: 'turn'; key: string; turn: Turn };
 
@@ -43,6 +59,7 @@ export function newTurn(runId: string, sessionId: string): Turn;
 export function applyEvent(turn: Turn, event: EventDict): 'applied' | 'duplicate' | 'gap';
 export function foldEvents(runId: string, sessionId: string, events: EventDict[]): Turn;
 export function pendingApprovals(turn: Turn): ApprovalQuestion[];
+export function pendingElicitations(turn: Turn): ElicitationQuestion[];
 export function historyItems(messages: Array<Record<string, unknown>>, liveRunIds?: Set<string>): HistoryItem[];
 export function shortArgs(args: unknown, max?: number): string;
 export function diffLines(diff: string): Array<{ kind: 'add' | 'del' | 'hunk' | 'meta' | 'context'; text: string }>;

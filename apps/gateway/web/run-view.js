@@ -22,7 +22,7 @@ const FINAL_TOOL_STATUSES = new Set(/** @satisfies {ToolResultStatus[]} */ (['su
  * @returns {Turn}
  */
 export function newTurn(runId, sessionId) {
-  return { runId, sessionId, status: 'streaming', started: false, reason: null, lastSeq: 0, events: [], blocks: [], hitl: [] };
+  return { runId, sessionId, status: 'streaming', started: false, reason: null, lastSeq: 0, events: [], blocks: [], hitl: [], elicitations: [] };
 }
 
 /**
@@ -64,6 +64,12 @@ export function pendingApprovals(turn) {
   return turn.hitl.filter((h) => !h.answered);
 }
 
+/** Questions of MCP servers (elicitations) still waiting for the person's answer, oldest first. */
+export function pendingElicitations(turn) {
+  if (turn.status !== 'streaming') return [];
+  return turn.elicitations.filter((q) => !q.answered);
+}
+
 /**
  * @param {Turn} turn
  * @param {EventDict} event
@@ -98,6 +104,32 @@ function fold(turn, event) {
       });
       break;
     }
+    case 'elicitation_request': {
+      const tool = findTool(turn, event.tool_call_id);
+      if (tool) tool.awaitingInput = true;
+      turn.elicitations.push({
+        requestId: event.request_id,
+        toolCallId: event.tool_call_id,
+        server: event.server,
+        mode: event.mode,
+        message: event.message,
+        schema: event.requested_schema ?? null,
+        url: event.url ?? null,
+        expiresAt: event.expires_at ?? null,
+        answered: false,
+        outcome: null,
+      });
+      break;
+    }
+    case 'elicitation': {
+      const question = turn.elicitations.find((q) => q.requestId === event.request_id);
+      if (!question) break;
+      question.answered = true;
+      question.outcome = { action: event.action, content: event.content ?? null, reason: event.reason ?? null };
+      const tool = findTool(turn, question.toolCallId);
+      if (tool) tool.awaitingInput = turn.elicitations.some((q) => q.toolCallId === tool.id && !q.answered);
+      break;
+    }
     case 'tool_result': {
       const tool = findTool(turn, event.tool_call_id);
       if (!tool) break;
@@ -105,7 +137,9 @@ function fold(turn, event) {
       tool.result = event.result;
       tool.content = event.content;
       tool.awaitingApproval = false;
+      tool.awaitingInput = false;
       for (const h of turn.hitl) if (h.toolCallId === tool.id) h.answered = true;
+      for (const q of turn.elicitations) if (q.toolCallId === tool.id) q.answered = true;
       break;
     }
     case 'file_operation':
@@ -128,9 +162,10 @@ function fold(turn, event) {
       turn.reason = event.reason ?? null;
       for (const b of turn.blocks) {
         if (b.kind === 'tool' && !FINAL_TOOL_STATUSES.has(b.status)) b.status = 'cancelled';
-        if (b.kind === 'tool') b.awaitingApproval = false;
+        if (b.kind === 'tool') b.awaitingApproval = b.awaitingInput = false;
       }
       for (const h of turn.hitl) h.answered = true;
+      for (const q of turn.elicitations) q.answered = true;
       break;
   }
 }

@@ -1,6 +1,6 @@
 import { TOOL_RESULT_STATUSES } from '#core/events/execution-event.js';
 import type { EventDict, EventDictOf, EventType } from './events.js';
-import { applyEvent, diffLines, foldEvents, historyItems, newTurn, pendingApprovals, shortArgs, type ToolBlock, type Turn } from './run-view.js';
+import { applyEvent, diffLines, foldEvents, historyItems, newTurn, pendingApprovals, pendingElicitations, shortArgs, type ToolBlock, type Turn } from './run-view.js';
 
 const RUN = 'run-1';
 let seq = 0;
@@ -76,6 +76,30 @@ describe('a run folded from its events', () => {
     applyEvent(turn, ev('tool_result', { tool_call_id: 'c7', status: 'rejected', result: { error: 'No decision in time' } }));
     expect(pendingApprovals(turn)).toEqual([]);
     expect(tools(turn)[0].status).toBe('rejected');
+  });
+
+  it('asks what an MCP server wants to know until it is answered, and keeps how it ended', () => {
+    const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+    const turn = fold(
+      ev('tool_call', { tool_name: 'booking.book_table', tool_args: {}, tool_call_id: 'c3' }),
+      ev('elicitation_request', { request_id: 'e1', tool_call_id: 'c3', server: 'booking', mode: 'form', message: 'Who?', requested_schema: schema, allowed_actions: ['accept', 'decline', 'cancel'], expires_at: '2030-01-01T00:00:00.000Z' }),
+    );
+    expect(pendingElicitations(turn)).toEqual([{ requestId: 'e1', toolCallId: 'c3', server: 'booking', mode: 'form', message: 'Who?', schema, url: null, expiresAt: '2030-01-01T00:00:00.000Z', answered: false, outcome: null }]);
+    expect(tools(turn)[0].awaitingInput).toBe(true);
+    applyEvent(turn, ev('elicitation', { request_id: 'e1', action: 'accept', content: { name: 'Ada' } }));
+    expect(pendingElicitations(turn)).toEqual([]);
+    expect(turn.elicitations[0].outcome).toEqual({ action: 'accept', content: { name: 'Ada' }, reason: null });
+    expect(tools(turn)[0].awaitingInput).toBe(false);
+  });
+
+  it('closes an unanswered URL question when its call ends or the run stops', () => {
+    const call = (at: number) => ev('tool_call', { tool_name: 'acct.verify', tool_args: {}, tool_call_id: 'c4', seq: at });
+    const url = (at: number) =>
+      ev('elicitation_request', { request_id: 'e2', tool_call_id: 'c4', server: 'acct', mode: 'url', message: 'Verify', url: 'https://example.com/v', allowed_actions: ['accept', 'decline', 'cancel'], expires_at: '2030-01-01T00:00:00.000Z', seq: at });
+    const ended = fold(call(1), url(2), ev('tool_result', { tool_call_id: 'c4', status: 'cancelled', result: null, seq: 3 }));
+    expect(pendingElicitations(ended)).toEqual([]);
+    const stopped = fold(call(1), url(2), ev('done', { cancelled: true, seq: 3 }));
+    expect(stopped.elicitations[0]).toMatchObject({ url: 'https://example.com/v', answered: true });
   });
 
   it('ends a stopped run cancelled, with calls still running cancelled and no question left open', () => {

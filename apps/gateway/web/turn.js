@@ -60,7 +60,7 @@ const STATUS_LABELS = { running: 'running', success: 'done', error: 'failed', ti
 function ToolCard({ tool }) {
   const [open, setOpen] = useState(false);
   const resultId = `tool-result-${tool.id}`;
-  const label = tool.status === 'running' && tool.awaitingApproval ? 'awaiting approval' : STATUS_LABELS[tool.status] ?? tool.status;
+  const label = tool.status === 'running' && tool.awaitingApproval ? 'awaiting approval' : tool.status === 'running' && tool.awaitingInput ? 'awaiting your answer' : STATUS_LABELS[tool.status] ?? tool.status;
   return html`
     <div class="tool-card" data-testid="tool-card" data-tool-name=${tool.name} data-status=${tool.status}>
       <div class="tool-head">

@@ -10,6 +10,7 @@ import { createChatModel } from '#llm/create-chat-model.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { AssistantModels } from '#transport/assistant-models.js';
 import { createRedis } from '#transport/redis-connection.js';
+import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
@@ -26,6 +27,7 @@ import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { memoryToolProvider } from '#core/memory/agent-memory-middleware.js';
 import { DecisionWaiters } from './hitl/decision-waiters.js';
 import { importDiskMemories } from './memory/import-disk-memories.js';
+import { RedisElicitationHandler } from './hitl/redis-elicitation-handler.js';
 import { RedisHitlHandler } from './hitl/redis-hitl-handler.js';
 import { buildAgentFactory } from './agents/agent-factory.provider.js';
 import { LOGGER, MCP, QUEUE_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, TENANTS, TRANSPORT } from './infra/tokens.js';
@@ -113,6 +115,11 @@ export class WorkerModule implements OnApplicationShutdown {
           inject: [REDIS],
           useFactory: (redis: Redis) => new HitlRequests(redis, Math.ceil(settings.worker.hitlTimeoutSeconds) + settings.redis.runLogTtlSeconds),
         },
+        {
+          provide: ElicitationRequests,
+          inject: [REDIS],
+          useFactory: (redis: Redis) => new ElicitationRequests(redis, Math.ceil(settings.worker.elicitationTimeoutSeconds) + settings.redis.runLogTtlSeconds),
+        },
         // As long as an unfinished run's log (RunEventLog's active retention).
         { provide: RunLedger, inject: [REDIS], useFactory: (redis: Redis) => new RunLedger(redis, 24 * 3600) },
         {
@@ -156,7 +163,7 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, RunLifecycle, WorkspaceRegistry],
+          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, RunLifecycle, WorkspaceRegistry, ElicitationRequests],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -169,6 +176,7 @@ export class WorkerModule implements OnApplicationShutdown {
             redis: Redis,
             lifecycle: RunLifecycle,
             workspaces: WorkspaceRegistry,
+            elicitations: ElicitationRequests,
           ) => {
             // An in-process store forgets at exit: notes stay on disk until a database keeps them.
             if (settings.store.sessionStore === 'mysql') await importDiskMemories(settings.storage.storageRoot, store.memories, logger);
@@ -187,6 +195,7 @@ export class WorkerModule implements OnApplicationShutdown {
               historyMaxBytes: settings.worker.historyMaxBytes,
               hitlFor: (caller, park) =>
                 new RedisHitlHandler(requests, waiters, caller, { timeoutMs: settings.worker.hitlTimeoutSeconds * 1000, parkAfterMs: settings.worker.hitlParkAfterSeconds * 1000, park }),
+              elicitationFor: (caller) => new RedisElicitationHandler(elicitations, waiters, caller, { timeoutMs: settings.worker.elicitationTimeoutSeconds * 1000 }),
               toolProviders: [memoryToolProvider(store.memories), mcp.provider],
               traces,
               metrics: runMetrics,

@@ -11,6 +11,7 @@ import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { stdioEnvironment } from '#core/mcp/stdio-environment.js';
 import { boundedFetch, type MessageLimit } from './bounded-body.js';
 import { droppedStreamFetch, HttpConnectionError } from './dropped-stream-fetch.js';
+import { currentCall, InFlightCall, SDK_TIMEOUT_OFF, type ElicitationAnswerer, type McpCallOptions } from './in-flight-call.js';
 import { McpAuthorizationRequired, McpUnavailableError } from './mcp-errors.js';
 import { MessageGuard } from './message-guard.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, formatBytes, MAX_JSON_DEPTH, McpMessageTooLargeError, refusalOf } from './message-limits.js';
@@ -18,6 +19,7 @@ import { pinnedFetch, type PinnedAddress, type PinnedFetch } from './pinned-fetc
 import { StdioGroupTransport, type StdioGroupOptions } from './stdio-group-transport.js';
 
 export { McpAuthorizationRequired, McpUnavailableError };
+export type { ElicitationAnswerer, McpCallOptions };
 
 export type McpStatus = 'connecting' | 'connected' | 'disconnected' | 'error' | 'needs_authorization';
 
@@ -65,10 +67,16 @@ export interface McpConnectionOptions {
   /** Signs a remote server's requests (a person's OAuth sign-in, see oauth/mcp-oauth-session.ts). */
   authorizeFetch?: (base: FetchLike) => FetchLike;
   /**
-   * Answers the server's `elicitation/create` (form and URL modes) by asking the person; absent,
-   * the client does not offer elicitation. Defaults in a form's schema fill what the answer omits.
+   * Answers the server's `elicitation/create` (form and URL modes) by asking the person, when the
+   * call it belongs to brings no answerer of its own ({@link McpCallOptions.onElicitation}).
+   * Defaults in a form's schema fill what the answer omits.
    */
-  onElicitation?: (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+  onElicitation?: ElicitationAnswerer;
+  /**
+   * Offer elicitation (form and URL modes) to the server, answered by the calls that bring an
+   * answerer; implied by `onElicitation`. Absent: the client does not offer it.
+   */
+  elicitation?: boolean;
 }
 
 /**
@@ -88,6 +96,8 @@ export class McpConnection {
   /** The pinned fetch of a remote server's transport, closed with it. */
   private http?: PinnedFetch;
   private closing = false;
+  /** Tool calls waiting for their answer, for elicitations to find theirs. */
+  private readonly inFlight = new Set<InFlightCall>();
 
   constructor(
     readonly config: McpServerConfig,
@@ -113,9 +123,9 @@ export class McpConnection {
       pinned = check;
     }
     const { transport, guarded } = this.createTransport(pinned);
-    const elicit = this.options.onElicitation;
-    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: elicit ? { elicitation: { form: { applyDefaults: true }, url: {} } } : {} });
-    if (elicit) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request.params, extra.signal));
+    const elicits = this.options.elicitation === true || this.options.onElicitation !== undefined;
+    const client = new Client({ name: 'dataagent', version: '0.1.0' }, { capabilities: elicits ? { elicitation: { form: { applyDefaults: true }, url: {} } } : {} });
+    if (elicits) client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.onclose = () => {
       if (this.client !== client) return;
       if (!this.closing) this.setStatus('disconnected', this.lastError ?? 'the connection closed');
@@ -158,22 +168,28 @@ export class McpConnection {
 
   /**
    * Calls a tool. Cancelling `signal` cancels the request on the server (notifications/cancelled);
-   * progress notifications keep a long call alive up to `maxTotalMs`. A streamable HTTP server that
-   * lost the session (404) gets a new session and the call once more.
+   * progress notifications keep a long call alive up to `maxTotalMs`; an elicitation during the
+   * call goes to `onElicitation`, its timeouts held while the person answers. A streamable HTTP
+   * server that lost the session (404) gets a new session and the call once more.
    * @throws McpMessageRefusedError when the answer was too large or too deeply nested to read.
    */
-  async callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
     const attempt = async () => {
       const client = this.client;
       if (!client || !this.connected) throw new McpUnavailableError(this.config.name, this.lastError ?? 'not connected', true);
+      const call = new InFlightCall(options, options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR);
+      const cancel = () => call.controller.abort(options.signal.reason);
+      if (options.signal.aborted) cancel();
+      else options.signal.addEventListener('abort', cancel, { once: true });
+      this.inFlight.add(call);
       try {
-        return (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-          signal: options.signal,
-          timeout: options.timeoutMs,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: options.maxTotalMs ?? options.timeoutMs * PROGRESS_MAX_FACTOR,
-          onprogress: () => {},
-        })) as CallToolResult;
+        return (await currentCall.run(call, () =>
+          client.callTool({ name, arguments: args }, CallToolResultSchema, {
+            signal: call.controller.signal,
+            timeout: SDK_TIMEOUT_OFF,
+            onprogress: () => call.progress(),
+          }),
+        )) as CallToolResult;
       } catch (err) {
         const refused = refusalOf(this.config.name, err);
         if (refused) throw refused;
@@ -186,6 +202,10 @@ export class McpConnection {
         }
         await this.markLost(client, err);
         throw err;
+      } finally {
+        call.end();
+        this.inFlight.delete(call);
+        options.signal.removeEventListener('abort', cancel);
       }
     };
     try {
@@ -195,6 +215,33 @@ export class McpConnection {
       await this.close();
       await this.connect();
       return attempt();
+    }
+  }
+
+  /**
+   * Answers the server's `elicitation/create` through the call it is about: the call whose
+   * response stream carried it (streamable HTTP), else the only call in flight. With several in
+   * flight and nothing to tell them apart (stdio, SSE, the standalone stream) nobody is asked:
+   * on a connection shared by several people the wrong one could be.
+   * @throws McpError (invalid request) saying why nobody can be asked; the server gets it.
+   */
+  private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    const carried = currentCall.getStore();
+    const call = carried && this.inFlight.has(carried) ? carried : this.inFlight.size === 1 ? [...this.inFlight][0] : undefined;
+    const answerer = call?.options.onElicitation ?? this.options.onElicitation;
+    if (!answerer) {
+      const why = call
+        ? 'nobody can be asked in the run that made this call'
+        : this.inFlight.size === 0
+          ? 'DataAgent asks a person only during one of their tool calls, and none is in flight'
+          : `${this.inFlight.size} tool calls are in flight on this connection and the request is not tied to one of them, so DataAgent cannot tell whose person to ask`;
+      throw new McpError(ErrorCode.InvalidRequest, `Elicitation refused: ${why}`);
+    }
+    const release = call?.hold();
+    try {
+      return await answerer(params, signal);
+    } finally {
+      release?.();
     }
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
-import { McpAuthorizationRequired, McpConnection, McpUnavailableError, type ListLimits, type McpStatus, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
+import { McpAuthorizationRequired, McpConnection, McpUnavailableError, type ListLimits, type McpCallOptions, type McpStatus, type UrlCheck, type McpConnectionOptions } from './mcp-connection.js';
 
 /** Whose connection: one shared by everyone on this worker (a global server), or one user's. */
 export type PoolScope = { kind: 'global' } | { kind: 'user'; tenantId: string; userId: string };
@@ -34,6 +34,8 @@ export interface McpPoolOptions {
   launchStdio?: (scope: Extract<PoolScope, { kind: 'user' }>, config: McpServerConfig) => McpConnectionOptions['launchStdio'];
   /** Signs the requests to a remote server with the scope's sign-in (undefined for a server that needs none of it). */
   authorizeFetch?: (scope: PoolScope, config: McpServerConfig) => McpConnectionOptions['authorizeFetch'];
+  /** Offer servers elicitation: the runs' calls answer it by asking their person (see McpConnection.callTool). */
+  elicitation?: boolean;
   now?: () => number;
 }
 
@@ -50,7 +52,7 @@ export const MCP_POOL_DEFAULTS: Omit<McpPoolOptions, 'maxPerUser' | 'maxConnecti
 export interface McpLease {
   readonly connection: McpConnection;
   /** Calls a tool, reconnecting first (within the backoff and breaker) when the connection dropped. */
-  callTool(name: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number; maxTotalMs?: number }): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult>;
   release(): void;
 }
 
@@ -143,6 +145,7 @@ export class McpPool {
         checkUrl: this.options.checkUrl,
         maxMessageBytes: this.options.maxMessageBytes,
         onChange: (connection) => this.options.onStatus?.(created.scope, connection),
+        ...(this.options.elicitation ? { elicitation: true } : {}),
         ...(scope.kind === 'user' && this.options.launchStdio ? { launchStdio: this.options.launchStdio(scope, config) } : {}),
         ...(this.options.authorizeFetch ? { authorizeFetch: this.options.authorizeFetch(scope, config) } : {}),
       });

@@ -1,9 +1,11 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitationPrompt } from '#core/events/execution-event.js';
+import { formSchemaOf } from '#core/hitl/elicitation.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
-import type { Tool, ToolResult } from '#core/tools/tool.js';
+import type { Tool, ToolContext, ToolResult } from '#core/tools/tool.js';
 import { HttpConnectionError } from './dropped-stream-fetch.js';
-import { McpAuthorizationRequired, McpUnavailableError, PROGRESS_MAX_FACTOR, type McpToolEntry } from './mcp-connection.js';
+import { McpAuthorizationRequired, McpUnavailableError, PROGRESS_MAX_FACTOR, type ElicitationAnswerer, type McpToolEntry } from './mcp-connection.js';
 import { McpMessageTooDeepError, McpMessageTooLargeError } from './message-limits.js';
 import type { McpLease } from './mcp-pool.js';
 
@@ -62,7 +64,7 @@ function mcpTool(server: McpServerConfig, entry: McpToolEntry, lease: McpLease, 
     async execute(args, ctx): Promise<ToolResult> {
       for (let attempt = 1; ; attempt++) {
         try {
-          return renderResult(await lease.callTool(entry.name, args, { signal: ctx.signal, timeoutMs }));
+          return renderResult(await lease.callTool(entry.name, args, { signal: ctx.signal, timeoutMs, ...(ctx.elicit ? { onElicitation: askPerson(server.name, ctx) } : {}) }));
         } catch (err) {
           const failed = classify(server.name, entry.name, err, timeoutMs, policy.destructive);
           if (attempt >= attempts || !failed.retry || ctx.signal.aborted) return toResult(failed, attempt);
@@ -72,6 +74,33 @@ function mcpTool(server: McpServerConfig, entry: McpToolEntry, lease: McpLease, 
       }
     },
   };
+}
+
+/**
+ * Answers a server's elicitation during a call by asking the run's person (form or URL mode).
+ * A form is shown as {@link formSchemaOf} keeps it; a URL that is not http(s) is never shown.
+ * @throws McpError (invalid params) for a question that cannot be shown; the server gets it.
+ */
+export function askPerson(server: string, ctx: Pick<ToolContext, 'elicit' | 'signal'>): ElicitationAnswerer {
+  return async (params, serverSignal) => {
+    const prompt = promptOf(server, params);
+    // Withdrawn by the server, or the call ended (cancel, timeout): either ends the question.
+    const signal = AbortSignal.any([serverSignal, ctx.signal]);
+    const answer = await ctx.elicit!(prompt, signal);
+    if (answer.action !== 'accept') return { action: answer.action };
+    return prompt.mode === 'form' ? { action: 'accept', content: (answer.content ?? {}) as ElicitResult['content'] } : { action: 'accept' };
+  };
+}
+
+function promptOf(server: string, params: ElicitRequest['params']): ElicitationPrompt {
+  if (params.mode === 'url') {
+    const url = URL.canParse(params.url) ? new URL(params.url) : null;
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new McpError(ErrorCode.InvalidParams, 'Elicitation refused: DataAgent shows a person http and https URLs only');
+    return { server, mode: 'url', message: params.message, url: url.href };
+  }
+  const form = formSchemaOf(params.requestedSchema);
+  if (!form.ok) throw new McpError(ErrorCode.InvalidParams, `Elicitation refused: ${form.reason}`);
+  return { server, mode: 'form', message: params.message, requestedSchema: form.schema };
 }
 
 /** Waits `ms`; false when the signal fired first. */

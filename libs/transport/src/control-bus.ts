@@ -6,7 +6,8 @@ import { redisKeys } from './redis-keys.js';
 export type ControlMessage =
   /** `requested_at`: when the gateway took the cancel (epoch ms), for the cancel latency. */
   | { type: 'cancel'; run_id: string; requested_at?: number }
-  | { type: 'hitl_decision'; request_id: string; run_id: string };
+  | { type: 'hitl_decision'; request_id: string; run_id: string }
+  | { type: 'elicitation_answer'; request_id: string; run_id: string };
 
 /**
  * Pub/sub for control messages. Delivery is at most once, so every message is also
@@ -31,10 +32,10 @@ export class ControlBus {
   }
 }
 
-/** Checks what receivers act on: a cancel's run, a decision's request. */
+/** Checks what receivers act on: a cancel's run, a decision's or an answer's request. */
 function controlMessage(value: unknown): ControlMessage | null {
   const m = value as Partial<Record<string, unknown>> | null;
   if (m?.type === 'cancel') return typeof m.run_id === 'string' ? (m as ControlMessage) : null;
-  if (m?.type === 'hitl_decision') return typeof m.request_id === 'string' ? (m as ControlMessage) : null;
+  if (m?.type === 'hitl_decision' || m?.type === 'elicitation_answer') return typeof m.request_id === 'string' ? (m as ControlMessage) : null;
   return null;
 }

@@ -37,6 +37,11 @@ export const redisKeys = {
   sessionChannel: (sessionId: string) => `da:events:${sessionId}`,
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,
+  /**
+   * An MCP server's elicitation waiting for its person: a hash of run, session, owner, mode,
+   * the form's schema, expiry, and once answered the action, content and reason.
+   */
+  elicitationRequest: (requestId: string) => `da:elicit:{${requestId}}`,
   sessionApproveAll: (sessionId: string) => `da:session:{${sessionId}}:approve-all`,
   /**
    * A user's MCP server statuses, as workers last saw them: a hash of server name → JSON

@@ -16,7 +16,9 @@ import { WorkspaceRegistry } from '#core/workspace/workspace-registry.js';
 import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';
 import type { Approver } from '../hitl/approver.js';
+import type { Elicitor } from '../hitl/elicitor.js';
 import { InteractiveApprovals } from '../hitl/interactive-approvals.js';
+import { LocalElicitation } from '../hitl/local-elicitation.js';
 import { nonInteractiveApprovals } from '../hitl/local-approvals.js';
 import type { AgentBackend, McpReload, McpServerLine, SessionSummary } from './agent-backend.js';
 import type { LocalMcp } from './local-mcp.js';
@@ -40,6 +42,8 @@ export interface LocalOptions {
   assistantId: string;
   /** A fixed answer without a terminal (`-p`), or the person asked through the interactive UI. */
   approvals: ApprovalMode | Approver;
+  /** The person asked what an MCP server wants to know (interactive); absent: servers are not offered elicitation. */
+  elicit?: Elicitor;
   /** Continue this session; default a new one. */
   resume?: string;
   /** MCP servers whose tools each run gets; closed with the backend. */
@@ -78,6 +82,7 @@ export class LocalBackend implements AgentBackend {
         maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
         approvalPolicy: approvalPolicy(worker.hitlTools),
         hitl: typeof options.approvals === 'function' ? new InteractiveApprovals(options.approvals) : nonInteractiveApprovals(options.approvals),
+        ...(options.elicit ? { elicitation: new LocalElicitation(options.elicit, worker.elicitationTimeoutSeconds * 1000) } : {}),
         tools: this.tools,
         toolTimeoutMs: tools.toolTimeoutMs,
         toolResultMaxBytes: tools.toolResultMaxBytes,

@@ -37,6 +37,8 @@ export interface LocalMcpOptions {
   warn: (line: string) => void;
   /** Where the person's sign-ins to OAuth servers are kept; default `mcp-oauth.json` beside the config file. */
   oauthFile?: string;
+  /** Offer servers elicitation: a person at the terminal answers their questions. */
+  elicitation?: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export class LocalMcp {
     // Local servers are the person's own, all in the global scope: no per-user cap applies.
     this.pool = new McpPool({
       ...poolOptionsFor(config, 1, outboundAllowlist),
+      ...(options.elicitation ? { elicitation: true } : {}),
       // A remote server is signed in to with the person's own sign-in, unless the config sends an Authorization header.
       authorizeFetch: (_scope, server) => {
         if (server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;

@@ -1,7 +1,8 @@
 import { io, type Socket } from 'socket.io-client';
-import type { EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
+import type { ElicitationRequestEventDict, EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
 import type { ApprovalMode } from '../hitl/approval-mode.js';
 import type { ApprovalAnswer, Approver } from '../hitl/approver.js';
+import type { Elicitor } from '../hitl/elicitor.js';
 import type { AgentBackend, McpServerLine, SessionSummary } from './agent-backend.js';
 import { EventQueue } from './event-queue.js';
 
@@ -14,8 +15,13 @@ export interface RemoteOptions {
   assistantId: string;
   /** A fixed answer without a terminal (`-p`), or the person asked through the interactive UI. */
   approvals: ApprovalMode | Approver;
+  /** The person asked what an MCP server wants to know; absent (`-p`): every question is cancelled. */
+  elicit?: Elicitor;
   resume?: string;
 }
+
+/** Times a refused form is asked again before the question is cancelled. */
+const FORM_ATTEMPTS = 5;
 
 interface Ack {
   ok: boolean;
@@ -25,9 +31,13 @@ interface Ack {
   message?: string;
 }
 
+/** The gateway's own error event (seq 0) for a refused message: a refused form names its fields. */
+type RefusalEvent = { event_type: 'error'; seq: 0; error_code: string; details?: { fields?: Record<string, string[]> } };
+
 /** A DataAgent gateway over Socket.IO (`/chat`): the run happens on its workers. */
 export class RemoteBackend implements AgentBackend {
   sessionId: string | undefined;
+  private lastRefusal: RefusalEvent | undefined;
 
   private constructor(private readonly socket: Socket, private readonly options: RemoteOptions) {
     this.sessionId = options.resume;
@@ -52,8 +62,15 @@ export class RemoteBackend implements AgentBackend {
 
   async *run(message: string, signal: AbortSignal): AsyncIterable<EventDict> {
     const queue = new EventQueue<EventDict>();
+    // A question open at the terminal closes when it ends elsewhere (answered, expired, the call ended).
+    const questions = new Map<string, AbortController>();
     // Events may arrive before the acknowledgement names the run: keep them all, filter after.
-    const onEvent = (e: EventDict) => queue.push(e);
+    const onEvent = (e: EventDict | RefusalEvent) => {
+      if (e.event_type === 'error' && !e.seq && e.error_code === 'invalid_elicitation_content') this.lastRefusal = e as RefusalEvent;
+      if (e.event_type === 'elicitation') questions.get(e.request_id)?.abort();
+      if (e.event_type === 'tool_result' || e.event_type === 'done') for (const q of questions.values()) q.abort();
+      queue.push(e as EventDict);
+    };
     let lost: string | undefined;
     const onDisconnect = (reason: string) => {
       lost = reason;
@@ -77,6 +94,17 @@ export class RemoteBackend implements AgentBackend {
             const decision = await this.decide(event, signal);
             // A cancelled run needs no answer: the gateway ends the wait itself.
             if (!signal.aborted) this.socket.emit('message', { type: 'hitl_decision', payload: { request_id: event.request_id, decision } });
+          }
+          if (event.event_type === 'elicitation_request') {
+            const question = new AbortController();
+            questions.set(event.request_id, question);
+            const stop = () => question.abort();
+            signal.addEventListener('abort', stop, { once: true });
+            // Not awaited: the events that end the question must still reach the loop.
+            void this.answerElicitation(event, question.signal).finally(() => {
+              signal.removeEventListener('abort', stop);
+              questions.delete(event.request_id);
+            });
           }
           if (event.event_type === 'done') return;
         }
@@ -122,6 +150,26 @@ export class RemoteBackend implements AgentBackend {
     const { approvals } = this.options;
     if (typeof approvals !== 'function') return Promise.resolve(approvals === 'approve_all' ? 'approve_all' : 'reject');
     return approvals({ requestId: event.request_id, action: event.action_request }, signal);
+  }
+
+  /**
+   * Asks the person (or, without a terminal, cancels) and sends the answer; a form the gateway
+   * refuses is asked again with its fields' problems. Nothing is sent once the question ended.
+   */
+  private async answerElicitation(event: ElicitationRequestEventDict, signal: AbortSignal): Promise<void> {
+    let problems: Record<string, string[]> | undefined;
+    for (let attempt = 0; attempt < FORM_ATTEMPTS; attempt++) {
+      const { elicit } = this.options;
+      const question = { requestId: event.request_id, server: event.server, mode: event.mode, message: event.message, ...(event.requested_schema ? { schema: event.requested_schema } : {}), ...(event.url ? { url: event.url } : {}), ...(problems ? { problems } : {}) };
+      const reply = elicit ? await elicit(question, signal) : ({ action: 'cancel' } as const);
+      if (signal.aborted) return;
+      this.lastRefusal = undefined;
+      const ack = (await this.socket.emitWithAck('message', { type: 'elicitation_answer', payload: { request_id: event.request_id, ...reply } })) as Ack;
+      if (ack.ok || !elicit || ack.error_code !== 'invalid_elicitation_content') return;
+      // Set by the refusal's error event, which the gateway sends before the acknowledgement.
+      const refusal = this.lastRefusal as RefusalEvent | undefined;
+      problems = refusal?.details?.fields ?? { '(form)': [ack.message ?? 'the answer does not fit the form'] };
+    }
   }
 
   /** @throws GatewayError for a refused or failed request, with the gateway's message. */

@@ -3,7 +3,8 @@ import Spinner from 'ink-spinner';
 import { createElement as h, useEffect, useSyncExternalStore, type ReactNode } from 'react';
 import { APPROVAL_ANSWERS } from '../hitl/approver.js';
 import { BlockView } from './block-view.js';
-import type { InteractiveSession, PendingApproval } from './interactive-session.js';
+import { promptLine } from '../hitl/form-prompt.js';
+import type { InteractiveSession, PendingApproval, PendingElicitation } from './interactive-session.js';
 import { renderMarkdown } from './markdown.js';
 import type { NumberedBlock } from './transcript.js';
 
@@ -36,8 +37,44 @@ export function App({ session }: { session: InteractiveSession }): ReactNode {
     phase.kind === 'thinking' || phase.kind === 'tool'
       ? h(Text, null, h(Text, { color: 'green' }, h(Spinner, { type: 'dots' })), phase.kind === 'tool' ? ` running ${phase.name}…` : ' thinking…')
       : null,
-    pending ? h(ApprovalPrompt, { pending }) : h(InputLine, { session }),
+    pending ? h(ApprovalPrompt, { pending }) : session.elicitation ? h(ElicitationPrompt, { session, pending: session.elicitation }) : h(InputLine, { session }),
   );
+}
+
+const ELICITATION_LABELS = { accept: 'Accept', decline: 'Decline', cancel: 'Cancel' } as const;
+
+/** An MCP server's question: its message (and URL), then accept/decline/cancel, then each field of an accepted form. */
+function ElicitationPrompt({ session, pending }: { session: InteractiveSession; pending: PendingElicitation }): ReactNode {
+  const { question } = pending;
+  const field = pending.step === 'field' ? pending.fields[pending.field] : undefined;
+  return h(
+    Box,
+    { flexDirection: 'column', borderStyle: 'round', borderColor: 'yellow', paddingX: 1 },
+    h(Text, { bold: true }, `${question.server} asks: `, h(Text, { bold: false }, question.message)),
+    question.url ? h(Text, null, 'open: ', h(Text, { color: 'cyan', underline: true }, question.url), h(Text, { dimColor: true }, `  (${hostOf(question.url)})`)) : null,
+    ...(field
+      ? [
+          h(Text, { key: 'field' }, `${pending.field + 1}/${pending.fields.length} ${promptLine(field)}`),
+          field.description ? h(Text, { key: 'about', dimColor: true }, `  ${field.description}`) : null,
+          h(Text, { key: 'line' }, h(Text, { color: 'cyan', bold: true }, '› '), session.editor.text, h(Text, { inverse: true }, ' ')),
+          pending.problem ? h(Text, { key: 'problem', color: 'red' }, `  ${pending.problem}`) : null,
+          h(Text, { key: 'help', dimColor: true }, 'Enter next field · Esc cancel the question · Ctrl-C cancel the run'),
+        ]
+      : [
+          ...(['accept', 'decline', 'cancel'] as const).map((action, i) =>
+            h(Text, { key: action, color: i === pending.choice ? 'cyan' : undefined, bold: i === pending.choice }, `${i === pending.choice ? '❯' : ' '} ${ELICITATION_LABELS[action]}${action === 'accept' && pending.fields.length > 0 ? ` (fill in ${pending.fields.length} field${pending.fields.length === 1 ? '' : 's'})` : ''}`),
+          ),
+          h(Text, { key: 'help', dimColor: true }, '↑/↓ choose · Enter confirm · Ctrl-C cancel the run'),
+        ]),
+  );
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'not a web address';
+  }
 }
 
 function ApprovalPrompt({ pending }: { pending: PendingApproval }): ReactNode {

@@ -1,5 +1,9 @@
 import type { AgentBackend } from '../agent/agent-backend.js';
+import { ELICITATION_ACTIONS, type ElicitationAction } from '#core/events/execution-event.js';
+import type { ElicitationAnswer } from '#core/hitl/elicitation.js';
 import { APPROVAL_ANSWERS, type ApprovalAnswer, type ApprovalQuestion } from '../hitl/approver.js';
+import type { ElicitationQuestion } from '../hitl/elicitor.js';
+import { promptFields, readAnswer, type PromptField } from '../hitl/form-prompt.js';
 import { LineEditor, type EditorKey } from '../input/line-editor.js';
 import { runSlashCommand, type CommandContext } from '../commands/slash-commands.js';
 import { Transcript } from './transcript.js';
@@ -15,6 +19,23 @@ export interface PendingApproval {
 }
 
 /**
+ * An MCP server's question on screen: first accept, decline or cancel (arrow keys), then, for
+ * an accepted form, each field typed in the input line.
+ */
+export interface PendingElicitation {
+  question: ElicitationQuestion;
+  fields: PromptField[];
+  step: 'choose' | 'field';
+  choice: number;
+  /** The field being typed (step `field`). */
+  field: number;
+  content: Record<string, unknown>;
+  /** Why the last line did not fit its field. */
+  problem?: string;
+  answer(answer: ElicitationAnswer): void;
+}
+
+/**
  * The state behind the interactive UI, without React: the transcript, the question being typed,
  * the running answer, an approval waiting for a key. Keys come in through {@link press}; views
  * subscribe and re-render when {@link version} moves.
@@ -23,6 +44,7 @@ export class InteractiveSession implements CommandContext {
   readonly transcript = new Transcript();
   readonly editor = new LineEditor();
   pending: PendingApproval | undefined;
+  elicitation: PendingElicitation | undefined;
   /** One line under the input: what a key just did ("Ctrl-C again to exit"). */
   hint = '';
   /** Changes whenever something on screen does; `<Static>` is remounted when `clears` does. */
@@ -69,6 +91,28 @@ export class InteractiveSession implements CommandContext {
       this.changed();
     });
 
+  /** Asks the person what an MCP server wants to know (the backends' Elicitor): resolves once they answered. */
+  elicit = (question: ElicitationQuestion, signal: AbortSignal): Promise<ElicitationAnswer> =>
+    new Promise((resolve) => {
+      const answer = (reply: ElicitationAnswer) => {
+        signal.removeEventListener('abort', cancelled);
+        if (this.elicitation?.question !== question) return;
+        this.elicitation = undefined;
+        this.editor.set('');
+        this.changed();
+        resolve(reply);
+      };
+      const cancelled = () => answer({ action: 'cancel' });
+      if (signal.aborted) return resolve({ action: 'cancel' });
+      signal.addEventListener('abort', cancelled, { once: true });
+      const fields = question.mode === 'form' ? promptFields(question.schema) : [];
+      // Asked again after a refusal: straight to the fields, the first refused one first.
+      const refused = fields.findIndex((f) => question.problems?.[f.name]);
+      this.elicitation = { question, fields, step: refused >= 0 ? 'field' : 'choose', choice: 0, field: Math.max(0, refused), content: {}, answer };
+      if (refused >= 0) this.elicitation.problem = question.problems![fields[refused]!.name]!.join(', ');
+      this.changed();
+    });
+
   /** A line for the person (MCP warnings, the offline model's hint), shown in the transcript. */
   notice = (text: string, tone: 'info' | 'warn' = 'info'): void => {
     this.transcript.add({ kind: 'notice', text, tone });
@@ -84,6 +128,7 @@ export class InteractiveSession implements CommandContext {
     }
     if (key.ctrl && input === 'c') return this.interrupt();
     if (this.pending) return this.choose(key);
+    if (this.elicitation) return this.fillIn(input, key);
     if (key.ctrl && input === 'd') {
       if (!this.editor.text) this.quit();
       return;
@@ -173,6 +218,40 @@ export class InteractiveSession implements CommandContext {
       pending.choice = (pending.choice + step + APPROVAL_ANSWERS.length) % APPROVAL_ANSWERS.length;
       this.changed();
     } else if (key.return) pending.answer(APPROVAL_ANSWERS[pending.choice]!);
+  }
+
+  private fillIn(input: string, key: EditorKey): void {
+    const pending = this.elicitation!;
+    if (pending.step === 'choose') {
+      const step = key.upArrow || key.leftArrow ? -1 : key.downArrow || key.rightArrow ? 1 : 0;
+      if (step) {
+        pending.choice = (pending.choice + step + ELICITATION_ACTIONS.length) % ELICITATION_ACTIONS.length;
+        return this.changed();
+      }
+      if (!key.return) return;
+      const action: ElicitationAction = ELICITATION_ACTIONS[pending.choice]!;
+      if (action !== 'accept') return pending.answer({ action });
+      if (pending.fields.length === 0) return pending.answer(pending.question.mode === 'form' ? { action: 'accept', content: {} } : { action: 'accept' });
+      pending.step = 'field';
+      this.editor.set('');
+      return this.changed();
+    }
+    if (key.escape) return pending.answer({ action: 'cancel' });
+    if (!key.return || key.meta) {
+      if (this.editor.press(input, key) !== 'ignored') this.changed();
+      return;
+    }
+    const field = pending.fields[pending.field]!;
+    const read = readAnswer(field, this.editor.text);
+    if (!read.ok) {
+      pending.problem = read.problem;
+      return this.changed();
+    }
+    if (read.value !== undefined) pending.content[field.name] = read.value;
+    pending.problem = undefined;
+    this.editor.set('');
+    if (++pending.field < pending.fields.length) return this.changed();
+    pending.answer({ action: 'accept', content: pending.content });
   }
 
   private changed(): void {

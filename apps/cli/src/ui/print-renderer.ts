@@ -48,6 +48,12 @@ export class PrintRenderer {
       case 'hitl_request':
         this.notice(`approval requested: ${e.action_request.name} ${shortArgs(e.action_request.args)}`);
         return;
+      case 'elicitation_request':
+        this.notice(`${e.server} asks: ${e.message}${e.url ? ` (${e.url})` : ''}`);
+        return;
+      case 'elicitation':
+        this.notice(`answered ${e.action}${e.reason ? ` (${e.reason})` : ''}`);
+        return;
       case 'error':
         this.notice(`error: ${e.error}${e.recoverable ? ' (recoverable: try again)' : ''}`);
         return;

@@ -34,6 +34,8 @@ export class Transcript {
   streaming = '';
   phase: Phase = { kind: 'idle' };
   private nextId = 0;
+  /** The server of each elicitation asked, by request id, for its outcome's line. */
+  private readonly asked = new Map<string, string>();
 
   add(block: Block): void {
     this.blocks = [...this.blocks, { ...block, id: this.nextId++ }];
@@ -70,6 +72,17 @@ export class Transcript {
       case 'hitl_request':
         this.phase = { kind: 'approval' };
         return;
+      case 'elicitation_request':
+        this.asked.set(e.request_id, e.server);
+        this.phase = { kind: 'approval' };
+        return;
+      case 'elicitation': {
+        const content = e.content ? ` ${Object.entries(e.content).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`).join(' · ')}` : '';
+        const why = e.reason === 'expired' ? ' (no answer in time)' : e.reason === 'cancelled' ? ' (the call ended)' : '';
+        this.add({ kind: 'notice', text: `${this.asked.get(e.request_id) ?? 'the server'} asked: ${e.action}${why}${content}`, tone: e.reason ? 'warn' : 'info' });
+        this.phase = { kind: 'thinking' };
+        return;
+      }
       case 'error':
         this.add({ kind: 'error', message: e.error, recoverable: e.recoverable });
         return;

@@ -8,9 +8,9 @@ import { validateDto } from '../common/validation.js';
 import type { ChatService } from './chat.service.js';
 import { ClientStalledError, gatewayErrorEvent, MessageRateLimit, slowConsumerError, waitForRoom, type ErrorEventBody } from './client-limits.js';
 import type { ControlService } from '../control/control.service.js';
-import { CancelRequestDto, ChatRequestDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
+import { CancelRequestDto, ChatRequestDto, ElicitationAnswerMessageDto, HitlDecisionMessageDto, ResumeRequestDto, SocketMessageDto } from './dto/chat-request.dto.js';
 
-const MESSAGE_TYPES = ['chat', 'cancel', 'hitl_decision', 'resume', 'ping'];
+const MESSAGE_TYPES = ['chat', 'cancel', 'hitl_decision', 'elicitation_answer', 'resume', 'ping'];
 
 /** How a connection answers its client; Socket.IO and plain WebSocket each implement it. */
 export interface ClientSink {
@@ -89,6 +89,10 @@ export class ChatConnection {
         case 'hitl_decision': {
           const request = await validateDto(HitlDecisionMessageDto, payload);
           return { ok: true, ...(await this.control.decide(this.caller, request.request_id, request.decision, request.message)) };
+        }
+        case 'elicitation_answer': {
+          const request = await validateDto(ElicitationAnswerMessageDto, payload);
+          return { ok: true, ...(await this.control.answerElicitation(this.caller, request.request_id, request.action, request.content)) };
         }
         case 'resume': {
           const request = await validateDto(ResumeRequestDto, payload);

@@ -1,7 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Caller } from '#core/auth/caller.js';
+import type { ElicitationAction } from '#core/events/execution-event.js';
+import { checkElicitationContent } from '#core/hitl/elicitation.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { ControlBus } from '#transport/control-bus.js';
+import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunLifecycle, type RunRef } from '#transport/run-lifecycle.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
@@ -10,8 +13,17 @@ import type { CancelAnswer, HitlDecisionAnswer } from './control-answers.dto.js'
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { invalidFields } from '../common/validation.js';
 
 export type HitlDecisionType = 'approve' | 'reject' | 'approve_all';
+
+export interface ElicitationAnswerResult {
+  request_id: string;
+  action: ElicitationAction;
+  /** What the server gets: the accepted form with its defaults filled in. */
+  content?: Record<string, unknown>;
+  accepted: true;
+}
 
 /**
  * Control messages from any gateway to whichever worker holds a run. Each is recorded
@@ -27,6 +39,7 @@ export class ControlService {
     private readonly bus: ControlBus,
     private readonly hitl: HitlRequests,
     private readonly metrics: Metrics,
+    private readonly elicitations: ElicitationRequests,
   ) {}
 
   /**
@@ -89,4 +102,40 @@ export class ControlService {
     await Promise.all([this.bus.publish({ type: 'hitl_decision', request_id: requestId, run_id: decided.runId! }), this.lifecycle.wake(decided.runId!)]);
     return { request_id: requestId, decision, accepted: true };
   }
+
+  /**
+   * Records the owner's answer to a pending elicitation, once: `accept` of a form with its
+   * content (fields left out take the schema's defaults, then the whole is checked against
+   * the schema), `accept` of a URL, `decline` or `cancel` (no content).
+   * @throws ApiError 404 (unknown or another user's request), 409 (answered or expired already),
+   *   422 (content that does not fit the form, or content where none is taken).
+   */
+  async answerElicitation(caller: Caller, requestId: string, action: ElicitationAction, content?: Record<string, unknown>): Promise<ElicitationAnswerResult> {
+    const record = await this.elicitations.get(requestId);
+    if (!record || record.tenantId !== caller.tenantId || record.userId !== caller.userId) throw ApiError.notFound('elicitation_request', requestId);
+    if (record.status !== 'pending') throw answeredAlready(requestId, record.status, record.reason);
+    let filled: Record<string, unknown> | undefined;
+    if (action === 'accept' && record.mode === 'form') {
+      const checked = checkElicitationContent(record.requestedSchema ?? { type: 'object', properties: {} }, content ?? {});
+      if (!checked.ok) {
+        throw invalidFields(Object.fromEntries(checked.fields.map((f) => [f.field, [f.problem]])), 'invalid_elicitation_content', { request_id: requestId, requested_schema: record.requestedSchema });
+      }
+      filled = checked.content;
+    } else if (content !== undefined) {
+      const takes = action === 'accept' ? 'A URL elicitation is accepted without content' : `A ${action} carries no content`;
+      throw new ApiError(422, 'elicitation_content_not_allowed', `${takes}; leave content out`, { request_id: requestId, action, mode: record.mode });
+    }
+    const answered = await this.elicitations.answer(requestId, { ...caller, now: Date.now() }, action, filled);
+    if (answered.outcome === 'missing') throw ApiError.notFound('elicitation_request', requestId);
+    if (answered.outcome === 'expired') throw answeredAlready(requestId, 'cancel', 'expired');
+    if (answered.outcome !== 'ok') throw answeredAlready(requestId, answered.outcome.replace('answered:', ''));
+    // The run waits on its worker (an elicitation never parks): the message wakes it there.
+    await this.bus.publish({ type: 'elicitation_answer', request_id: requestId, run_id: answered.runId! });
+    return { request_id: requestId, action, ...(filled ? { content: filled } : {}), accepted: true };
+  }
+}
+
+function answeredAlready(requestId: string, status: string, reason?: string): ApiError {
+  const why = reason === 'expired' ? 'it expired and counts as cancel' : `it was answered already (${status})`;
+  return new ApiError(409, 'elicitation_already_answered', `This elicitation takes no more answers: ${why}`, { request_id: requestId, status, ...(reason ? { reason } : {}) });
 }

@@ -8,6 +8,7 @@ import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js
 import { Metrics } from '#telemetry/metrics.js';
 import { createRedis, failFast } from '#transport/redis-connection.js';
 import { ControlBus } from '#transport/control-bus.js';
+import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
@@ -72,12 +73,13 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: UserEventBus, inject: [TRANSPORT], useFactory: (t: Transport) => new UserEventBus(t.redis, t.subscriber) },
         // Decides requests, never opens them: their lifetime is the workers' setting.
         { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r) },
+        { provide: ElicitationRequests, inject: [REDIS], useFactory: (r: Redis) => new ElicitationRequests(r) },
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
         { provide: SessionAdmission, inject: [REDIS], useFactory: (r: Redis) => new SessionAdmission(r) },
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
         { provide: Metrics, inject: [RunQueue, STORE], useFactory: gatewayMetrics },
       ],
-      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, SessionEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, SessionEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, ElicitationRequests, OriginPolicy, SessionAdmission],
     };
   }
 

@@ -138,6 +138,8 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
   const pool = new McpPool({
     ...poolOptions,
     onStatus: publish,
+    // Servers may ask a run's person during a call: the run's tool calls answer (McpConnection.callTool).
+    elicitation: true,
     // A user's remote server is signed in to with their own OAuth sign-in, unless their config sends a static Authorization header.
     ...(oauth
       ? {

@@ -3,6 +3,7 @@ import type { AgentExecutor } from '#core/engine/agent-executor.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
 import { RunHandoff, type ParkedWait } from '#core/engine/run-journal.js';
 import { provideRunTools, type RunToolProvider, type RunTools } from '#core/engine/run-tools.js';
+import type { ElicitationHandler } from '#core/hitl/elicitation.js';
 import { AUTO_APPROVE, REFUSE_APPROVALS, type HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { ChatMessage, ChatModel } from '#core/llm/chat-model.js';
 import { LlmRequestError } from '#core/llm/llm-request-error.js';
@@ -32,6 +33,8 @@ export interface RunRunnerDeps {
   workerId: string;
   /** Builds the HITL handler for one run's caller, which parks the run through `park`; absent: everything is approved. */
   hitlFor?: (caller: Caller, park: (wait: ParkedWait) => void) => HitlHandler;
+  /** Builds the handler that asks one run's person what an MCP server wants to know during a call; absent: nobody is asked. */
+  elicitationFor?: (caller: Caller) => ElicitationHandler;
   /** Each run's part of its trace (off: no spans). */
   traces?: RunTraces;
   /** Each run's part of the worker's metrics (absent: none recorded). */
@@ -234,6 +237,8 @@ export class RunRunner {
     const base = agents.get(job.assistantId);
     const park = (wait: ParkedWait) => attempt.controller.abort(new RunHandoff('park', wait));
     const hitl = job.approvals === 'refuse' ? REFUSE_APPROVALS : job.approvals === 'approve' ? AUTO_APPROVE : this.deps.hitlFor?.(caller, park);
+    // Only a run with a person watching it (its approvals are theirs) can answer a server's questions.
+    const elicitation = job.approvals === undefined ? this.deps.elicitationFor?.(caller) : undefined;
     const features = await this.featuresOf(caller, job.runId);
     const equipped = await provideRunTools(this.deps.toolProviders ?? [], {
       caller,
@@ -257,6 +262,7 @@ export class RunRunner {
           }
         : {}),
       ...(hitl ? { hitl: this.tracked(job.runId, entry, hitl) } : {}),
+      ...(elicitation ? { elicitation } : {}),
       ...(job.modelOptions ? { modelOptions: job.modelOptions } : {}),
       ...(job.clientTools?.length ? { clientTools: job.clientTools } : {}),
     });

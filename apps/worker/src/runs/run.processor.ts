@@ -28,7 +28,7 @@ export function stalledCheckInterval(jobLockMs: number): number {
 
 /**
  * Takes runs from the queue and hands each to the runner; listens for control messages
- * (cancel, HITL decisions); drains on shutdown.
+ * (cancel, HITL decisions, elicitation answers); drains on shutdown.
  */
 @Injectable()
 export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -58,7 +58,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     this.subscriber = createRedis(redis.url, `worker-control-${worker.workerId}`);
     await new ControlBus(this.redis, this.subscriber).listen((message) => {
       if (message.type === 'cancel') this.runner.cancel(message.run_id, message.requested_at);
-      else if (message.type === 'hitl_decision') this.waiters.wake(message.request_id);
+      else this.waiters.wake(message.request_id);
     });
     this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
     this.consumer = new RunConsumer(

@@ -155,6 +155,14 @@ export class WorkerConfig {
   @Env('DATAAGENT_HITL_PARK_AFTER', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0)
   hitlParkAfterSeconds = 0;
 
+  /**
+   * Seconds an MCP server's question to a person (an elicitation) waits for the answer before it
+   * counts as `cancel`. The run waits on its worker meanwhile (the server holds the call open),
+   * and the call's own timeouts stand still.
+   */
+  @Env('DATAAGENT_ELICITATION_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
+  elicitationTimeoutSeconds = 300;
+
   /** Parse <tool_action> tags in the model's text (enableToolActionParsing). */
   @Env('DATAAGENT_TOOL_ACTION_PARSING', 'bool') @IsBoolean({ message: 'must be true or false' })
   enableToolActionParsing = true;

@@ -1,4 +1,5 @@
 import type { ChatModel, ModelOptions, ToolSpec } from '../llm/chat-model.js';
+import type { ElicitationHandler } from '../hitl/elicitation.js';
 import type { ApprovalPolicy, HitlHandler } from '../hitl/hitl-handler.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
@@ -24,6 +25,8 @@ export interface AgentConfig {
   middleware: AgentMiddleware[];
   /** Asks a person before sensitive tools; absent means approve everything. */
   hitl?: HitlHandler;
+  /** Asks the run's person what a tool's MCP server wants to know during a call; absent: nobody can be asked. */
+  elicitation?: ElicitationHandler;
   /** Which calls need approval; default: the tool's own `sensitive` / `requiresApproval`. */
   approvalPolicy?: ApprovalPolicy;
   /** Model calls per run before the loop stops (ReAct iterations). */

@@ -1,4 +1,5 @@
-import type { EventDict } from '../events/execution-event.js';
+import { ElicitationEvent, ElicitationRequestEvent, type EventDict } from '../events/execution-event.js';
+import type { ElicitationAnswer, ElicitationHandler } from '../hitl/elicitation.js';
 import type { ChatModel, ModelChunk, ModelRequest } from '../llm/chat-model.js';
 import type { Tool } from '../tools/tool.js';
 import { REFUSE_APPROVALS } from '../hitl/hitl-handler.js';
@@ -219,5 +220,47 @@ describe('AgentExecutor', () => {
     const person = await run(executor(new ScriptedModel(turns()), { tools: [guarded], hitl: { requestApproval: async () => ({ type: 'reject' as const, message: 'no' }) } }));
     expect(types(person)).toEqual(['tool_call', 'hitl_request', 'tool_result', 'done']);
     expect(person.at(-1)).toMatchObject({ cancelled: true });
+  });
+
+  it('sends what a tool asks the person while the call still runs, then the call’s result', async () => {
+    const asking: Tool = {
+      name: 'book',
+      description: 'Books; asks who comes.',
+      parameters: { type: 'object' },
+      execute: async (_args, ctx) => {
+        const answer = await ctx.elicit!({ server: 'shop', mode: 'form', message: 'Who comes?', requestedSchema: { type: 'object', properties: {} } }, ctx.signal);
+        return { success: true, output: `answered ${answer.action}` };
+      },
+    };
+    // The person answers only once they see the question: it must come out before the call ends.
+    let answer!: (a: ElicitationAnswer) => void;
+    const elicitation: ElicitationHandler = {
+      ask: (prompt, call) =>
+        new Promise((resolve) => {
+          expect(call).toMatchObject({ runId: 'run-1', sessionId: 's1', toolCallId: 'c1' });
+          call.emit((env) => new ElicitationRequestEvent(env, 'e1', call.toolCallId, prompt, '2030-01-01T00:00:00.000Z'));
+          answer = (a) => {
+            call.emit((env) => new ElicitationEvent(env, 'e1', a.action));
+            resolve(a);
+          };
+        }),
+    };
+    const model = new ScriptedModel([[{ type: 'tool_calls', calls: [{ id: 'c1', name: 'book', arguments: {} }] }], text('ok')]);
+    const events: EventDict[] = [];
+    for await (const event of executor(model, { tools: [asking], elicitation }).execute('hi', 's1', { runId: 'run-1', caller: { tenantId: 't', userId: 'u', role: 'user' }, history: [], signal: new AbortController().signal })) {
+      events.push(event.toDict());
+      if (event.eventType === 'elicitation_request') answer({ action: 'decline' });
+    }
+    expect(types(events)).toEqual(['tool_call', 'elicitation_request', 'elicitation', 'tool_result', 'text', 'text', 'done']);
+    expect(events[1]).toMatchObject({ tool_call_id: 'c1', server: 'shop', message: 'Who comes?' });
+    expect(events[3]).toMatchObject({ status: 'success', result: 'answered decline' });
+  });
+
+  it('gives a tool nobody to ask when the run has no elicitation handler', async () => {
+    let offered: unknown = 'unset';
+    const probe: Tool = { name: 'probe', description: '', parameters: { type: 'object' }, execute: async (_args, ctx) => ((offered = ctx.elicit), { success: true, output: 'ok' }) };
+    const model = new ScriptedModel([[{ type: 'tool_calls', calls: [{ id: 'c1', name: 'probe', arguments: {} }] }], text('ok')]);
+    await run(executor(model, { tools: [probe] }));
+    expect(offered).toBeUndefined();
   });
 });

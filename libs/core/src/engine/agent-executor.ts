@@ -23,6 +23,7 @@ import type { JournalStep, RunJournal } from './run-journal.js';
 import { TextToolCalls, type TurnSegment } from './text-tool-calls.js';
 import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
 import { UsageTally } from './usage-tally.js';
+import { LiveEvents } from './live-events.js';
 
 export interface ExecutionContext {
   runId: string;
@@ -294,6 +295,8 @@ export class AgentExecutor {
       }
     }
     const extra: ExecutionEvent[] = [];
+    const live = new LiveEvents();
+    const { elicitation } = this.config;
     const ctx: ToolContext = {
       caller: context.caller,
       sessionId: envelope.sessionId,
@@ -301,11 +304,18 @@ export class AgentExecutor {
       toolCallId: call.id,
       signal: context.signal,
       emit: (build) => extra.push(build(envelope)),
+      ...(elicitation
+        ? {
+            elicit: (prompt, signal) =>
+              elicitation.ask(prompt, { runId: envelope.runId, sessionId: envelope.sessionId, toolCallId: call.id, emit: (build) => live.push(build(envelope)) }, signal),
+          }
+        : {}),
     };
     // A call with side effects is recorded before it runs; one an earlier attempt started and
     // never finished is not run blindly again.
     const once = tool && context.journal && !isReadOnlyCall(tool, call.arguments) ? await context.journal.intend(call, hash) : 'new';
-    const result = once === 'interrupted' && !tool?.idempotent ? interruptedResult(call.name) : ((await this.callTool(call, ctx)) as Omit<ToolResult, 'status'> & { status?: ToolResultStatus });
+    // What the call asks the person while it runs goes out while it runs.
+    const result = once === 'interrupted' && !tool?.idempotent ? interruptedResult(call.name) : ((yield* live.until(this.callTool(call, ctx))) as Omit<ToolResult, 'status'> & { status?: ToolResultStatus });
     if (context.signal.aborted) {
       yield* extra;
       yield new ToolResultEvent(envelope, call.id, { error: 'Cancelled' }, 'cancelled');

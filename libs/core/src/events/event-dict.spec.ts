@@ -1,5 +1,7 @@
 import {
   DoneEvent,
+  ElicitationEvent,
+  ElicitationRequestEvent,
   ErrorEvent,
   EVENT_TYPES,
   ExecutionEvent,
@@ -37,6 +39,19 @@ const wire = {
     allowed_decisions: ['approve', 'reject'],
     expires_at: '2026-01-01T00:01:00.000Z',
   },
+  elicitation_request: {
+    event_type: 'elicitation_request',
+    ...envelope,
+    request_id: 'e1',
+    tool_call_id: 'c1',
+    server: 'booking',
+    mode: 'form',
+    message: 'Who is coming?',
+    requested_schema: { type: 'object', properties: { guests: { type: 'integer', default: 2 } } },
+    allowed_actions: ['accept', 'decline', 'cancel'],
+    expires_at: '2026-01-01T00:05:00.000Z',
+  },
+  elicitation: { event_type: 'elicitation', ...envelope, request_id: 'e1', action: 'accept', content: { guests: 2 } },
   todo_update: { event_type: 'todo_update', ...envelope, todos: [{ content: 'a', status: 'in_progress' }] },
   file_operation: { event_type: 'file_operation', ...envelope, operation: 'write', path: 'a.txt', diff: '+x', stats: { additions: 1, deletions: 0 } },
   error: { event_type: 'error', ...envelope, error: 'busy', recoverable: true, error_code: 'llm_overloaded', resume_after_seq: 3, retry_after: 7 },
@@ -52,6 +67,14 @@ const built: { [T in EventType]: ExecutionEvent<EventDictOf<T>> } = {
   tool_call: new ToolCallEvent(env, 'ls', { path: '.' }, 'c1', true),
   tool_result: new ToolResultEvent(env, 'c1', { files: [] }, 'success', [{ type: 'text', text: 'a' }]),
   hitl_request: new HitlRequestEvent(env, 'h1', { name: 'shell', args: { cmd: 'ls' }, description: 'run' }, ['approve', 'reject'], '2026-01-01T00:01:00.000Z'),
+  elicitation_request: new ElicitationRequestEvent(
+    env,
+    'e1',
+    'c1',
+    { server: 'booking', mode: 'form', message: 'Who is coming?', requestedSchema: { type: 'object', properties: { guests: { type: 'integer', default: 2 } } } },
+    '2026-01-01T00:05:00.000Z',
+  ),
+  elicitation: new ElicitationEvent(env, 'e1', 'accept', { guests: 2 }),
   todo_update: new TodoUpdateEvent(env, [{ content: 'a', status: 'in_progress' }]),
   file_operation: new FileOperationEvent(env, 'write', 'a.txt', '+x', { additions: 1, deletions: 0 }),
   error: new ErrorEvent(env, 'busy', true, 'llm_overloaded', 3, 7),
@@ -90,6 +113,9 @@ describe('the wire form of each event type', () => {
     expect(Object.keys(new DoneEvent(env).toDict())).toEqual(['event_type', ...Object.keys(bare), 'cancelled']);
     expect(Object.keys(new ToolResultEvent(env, 'c1', 'ok', 'success').toDict())).toEqual(['event_type', ...Object.keys(bare), 'tool_call_id', 'result', 'status']);
     expect(Object.keys(new HitlRequestEvent(env, 'h1', { name: 'x', args: {} }).toDict())).toEqual(['event_type', ...Object.keys(bare), 'request_id', 'action_request', 'allowed_decisions']);
+    // A URL-mode question has no schema; an ending nobody answered has no content, and says why.
+    expect(Object.keys(new ElicitationRequestEvent(env, 'e1', 'c1', { server: 's', mode: 'url', message: 'Sign the form', url: 'https://example.com/x' }, '2026-01-01T00:05:00.000Z').toDict())).toEqual(['event_type', ...Object.keys(bare), 'request_id', 'tool_call_id', 'server', 'mode', 'message', 'url', 'allowed_actions', 'expires_at']);
+    expect(new ElicitationEvent(env, 'e1', 'cancel', undefined, 'expired').toDict()).toEqual({ event_type: 'elicitation', ...bare, request_id: 'e1', action: 'cancel', reason: 'expired' });
   });
 
   it('types fromDict by the dict it is given', () => {

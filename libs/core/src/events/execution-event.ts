@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'tool_call',
   'tool_result',
   'hitl_request',
+  'elicitation_request',
+  'elicitation',
   'todo_update',
   'file_operation',
   'error',
@@ -70,6 +72,43 @@ export interface HitlRequestEventDict extends EventDictBase<'hitl_request'> {
   expires_at?: string;
 }
 
+/** How a server asks: a form built from a flat JSON schema, or a URL the person opens themselves. */
+export type ElicitationMode = 'form' | 'url';
+
+/** A person's answer to an elicitation: `accept` (with the form's content), `decline`, or `cancel` (dismissed). */
+export type ElicitationAction = 'accept' | 'decline' | 'cancel';
+
+export const ELICITATION_ACTIONS: readonly ElicitationAction[] = ['accept', 'decline', 'cancel'];
+
+/** Why an elicitation ended without the person's answer: it expired, or the call it belongs to ended (cancel, a withdrawn request). */
+export type ElicitationEndReason = 'expired' | 'cancelled';
+
+/**
+ * `elicitation_request`: an MCP server asks the person something during a tool call. A form
+ * (`requested_schema`, a flat object schema) or a URL to open; answered by `request_id` before
+ * `expires_at`, or it counts as `cancel`.
+ */
+export interface ElicitationRequestEventDict extends EventDictBase<'elicitation_request'> {
+  request_id: string;
+  tool_call_id: string;
+  /** The MCP server that asks. */
+  server: string;
+  mode: ElicitationMode;
+  message: string;
+  requested_schema?: Record<string, unknown>;
+  url?: string;
+  allowed_actions: ElicitationAction[];
+  expires_at: string;
+}
+
+/** `elicitation`: how an elicitation ended; `content` is what the server got (defaults filled in), `reason` says why nobody answered. */
+export interface ElicitationEventDict extends EventDictBase<'elicitation'> {
+  request_id: string;
+  action: ElicitationAction;
+  content?: Record<string, unknown>;
+  reason?: ElicitationEndReason;
+}
+
 export interface TodoUpdateEventDict extends EventDictBase<'todo_update'> {
   todos: TodoItem[];
 }
@@ -128,6 +167,8 @@ export type EventDict =
   | ToolCallEventDict
   | ToolResultEventDict
   | HitlRequestEventDict
+  | ElicitationRequestEventDict
+  | ElicitationEventDict
   | TodoUpdateEventDict
   | FileOperationEventDict
   | ErrorEventDict
@@ -300,6 +341,58 @@ export class HitlRequestEvent extends ExecutionEvent<HitlRequestEventDict> {
   }
 }
 
+/** What an `elicitation_request` says: the server's question, as a form or a URL. */
+export interface ElicitationPrompt {
+  server: string;
+  mode: ElicitationMode;
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+}
+
+export class ElicitationRequestEvent extends ExecutionEvent<ElicitationRequestEventDict> {
+  readonly eventType = 'elicitation_request';
+  constructor(
+    envelope: EventEnvelope,
+    readonly requestId: string,
+    readonly toolCallId: string,
+    readonly prompt: ElicitationPrompt,
+    readonly expiresAt: string,
+  ) {
+    super(envelope);
+  }
+  protected payload(): Payload<ElicitationRequestEventDict> {
+    const { server, mode, message, requestedSchema, url } = this.prompt;
+    return {
+      request_id: this.requestId,
+      tool_call_id: this.toolCallId,
+      server,
+      mode,
+      message,
+      ...(requestedSchema ? { requested_schema: requestedSchema } : {}),
+      ...(url ? { url } : {}),
+      allowed_actions: [...ELICITATION_ACTIONS],
+      expires_at: this.expiresAt,
+    };
+  }
+}
+
+export class ElicitationEvent extends ExecutionEvent<ElicitationEventDict> {
+  readonly eventType = 'elicitation';
+  constructor(
+    envelope: EventEnvelope,
+    readonly requestId: string,
+    readonly action: ElicitationAction,
+    readonly content?: Record<string, unknown>,
+    readonly reason?: ElicitationEndReason,
+  ) {
+    super(envelope);
+  }
+  protected payload(): Payload<ElicitationEventDict> {
+    return { request_id: this.requestId, action: this.action, ...(this.content ? { content: this.content } : {}), ...(this.reason ? { reason: this.reason } : {}) };
+  }
+}
+
 export interface TodoItem {
   content: string;
   status: 'pending' | 'in_progress' | 'completed';
@@ -385,6 +478,8 @@ export interface EventClasses {
   tool_call: ToolCallEvent;
   tool_result: ToolResultEvent;
   hitl_request: HitlRequestEvent;
+  elicitation_request: ElicitationRequestEvent;
+  elicitation: ElicitationEvent;
   todo_update: TodoUpdateEvent;
   file_operation: FileOperationEvent;
   error: ErrorEvent;
@@ -415,6 +510,28 @@ const builders: Record<EventType, Builder> = {
       obj(d.action_request) as unknown as ActionRequest,
       Array.isArray(d.allowed_decisions) ? (d.allowed_decisions as string[]) : undefined,
       typeof d.expires_at === 'string' ? d.expires_at : undefined,
+    ),
+  elicitation_request: (e, d) =>
+    new ElicitationRequestEvent(
+      e,
+      str(d.request_id),
+      str(d.tool_call_id),
+      {
+        server: str(d.server),
+        mode: d.mode === 'url' ? 'url' : 'form',
+        message: str(d.message),
+        ...(d.requested_schema && typeof d.requested_schema === 'object' ? { requestedSchema: obj(d.requested_schema) } : {}),
+        ...(typeof d.url === 'string' ? { url: d.url } : {}),
+      },
+      str(d.expires_at),
+    ),
+  elicitation: (e, d) =>
+    new ElicitationEvent(
+      e,
+      str(d.request_id),
+      (ELICITATION_ACTIONS as readonly string[]).includes(str(d.action)) ? (d.action as ElicitationAction) : 'cancel',
+      d.content && typeof d.content === 'object' ? obj(d.content) : undefined,
+      d.reason === 'expired' || d.reason === 'cancelled' ? d.reason : undefined,
     ),
   todo_update: (e, d) => new TodoUpdateEvent(e, Array.isArray(d.todos) ? (d.todos as TodoItem[]) : []),
   file_operation: (e, d) =>

@@ -49,4 +49,24 @@ describe('ToolDispatcher', () => {
     expect(ran).toBe(false);
     expect(dispatcher.check({ id: 'c', name: 'shop.get_order', arguments: { orderId: 'A-1' } })).toBeNull();
   });
+
+  it('holds a tool’s timeout while the person answers its question, and runs it again after', async () => {
+    const asking = (thenMs: number): Tool => ({
+      name: 'ask',
+      description: 'asks, then works',
+      parameters: { type: 'object' },
+      timeoutMs: 100,
+      execute: async (_args, ctx) => {
+        const answer = await ctx.elicit!({ server: 's', mode: 'url', message: 'Open it', url: 'https://example.com/' }, ctx.signal);
+        await new Promise((r) => setTimeout(r, thenMs));
+        return { success: true, output: answer.action };
+      },
+    });
+    // The person takes 300 ms, three times the tool's timeout.
+    const elicit = () => new Promise<{ action: 'accept' }>((resolve) => setTimeout(() => resolve({ action: 'accept' }), 300));
+    const ctx = { caller: { tenantId: 't', userId: 'u', role: 'user' as const }, sessionId: 's', runId: 'r', toolCallId: 'c', signal: new AbortController().signal, emit: () => {}, elicit };
+    expect(await new ToolDispatcher([asking(10)]).dispatch({ id: 'c', name: 'ask', arguments: {} }, ctx)).toMatchObject({ success: true, output: 'accept' });
+    // After the answer its time runs again: work past it still times out.
+    expect(await new ToolDispatcher([asking(400)]).dispatch({ id: 'c', name: 'ask', arguments: {} }, ctx)).toMatchObject({ success: false, status: 'timeout' });
+  });
 });

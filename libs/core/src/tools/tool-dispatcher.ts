@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
+import { Countdown } from '../util/countdown.js';
 import type { Tool, ToolContext, ToolResult } from './tool.js';
 import { wireToolName } from './tool-names.js';
 
@@ -98,13 +99,27 @@ export class ToolDispatcher {
     const controller = new AbortController();
     const onAbort = () => controller.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
+    let countdown: Countdown | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      countdown = new Countdown(timeoutMs, () => resolve('timeout'));
     });
     const cancelled = new Promise<'cancelled'>((resolve) => controller.signal.addEventListener('abort', () => resolve('cancelled'), { once: true }));
+    // The time a person takes to answer the tool's question is not the tool's.
+    const elicit = ctx.elicit?.bind(ctx);
+    const held: Partial<ToolContext> = elicit
+      ? {
+          elicit: async (prompt, signal) => {
+            const release = countdown!.hold();
+            try {
+              return await elicit(prompt, signal);
+            } finally {
+              release();
+            }
+          },
+        }
+      : {};
     try {
-      const outcome = await Promise.race([entry.tool.execute(args, { ...ctx, signal: controller.signal }), timeout, cancelled]);
+      const outcome = await Promise.race([entry.tool.execute(args, { ...ctx, ...held, signal: controller.signal }), timeout, cancelled]);
       if (outcome === 'timeout') {
         controller.abort(new Error('tool timeout'));
         return { success: false, output: null, error: `Tool ${call.name} timed out after ${timeoutMs} ms`, status: 'timeout' };
@@ -114,7 +129,7 @@ export class ToolDispatcher {
     } catch (err) {
       return { success: false, output: null, error: err instanceof Error ? err.message : String(err), status: 'error' };
     } finally {
-      clearTimeout(timer);
+      countdown?.stop();
       ctx.signal.removeEventListener('abort', onAbort);
     }
   }

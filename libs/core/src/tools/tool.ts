@@ -1,5 +1,6 @@
-import type { ExecutionEvent, EventEnvelope } from '../events/execution-event.js';
+import type { ElicitationPrompt, ExecutionEvent, EventEnvelope } from '../events/execution-event.js';
 import type { Caller } from '../auth/caller.js';
+import type { ElicitationAnswer } from '../hitl/elicitation.js';
 
 /** What a tool may use while it runs. */
 export interface ToolContext {
@@ -11,6 +12,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Emits an extra event (todo_update, file_operation) into the run's stream. */
   emit(build: (envelope: EventEnvelope) => ExecutionEvent): void;
+  /**
+   * Asks the run's person something on the tool's behalf (an MCP server's elicitation), while
+   * the call waits: the question and its outcome go into the run's stream at once, and the call's
+   * timeouts do not run meanwhile. `signal` withdraws the question (`cancel`). Absent: nobody can
+   * be asked in this run.
+   */
+  elicit?(prompt: ElicitationPrompt, signal: AbortSignal): Promise<ElicitationAnswer>;
 }
 
 export interface ToolResult {

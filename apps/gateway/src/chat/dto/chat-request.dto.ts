@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_SEQ } from '#core/events/execution-event.js';
+import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ELICITATION_ACTIONS, MAX_SEQ, type ElicitationAction } from '#core/events/execution-event.js';
 
 /** A chat turn, the same over REST, Socket.IO and WebSocket. */
 export class ChatRequestDto {
@@ -40,6 +40,18 @@ export class HitlDecisionMessageDto {
 
   @IsOptional() @IsString() @MaxLength(2000)
   message?: string;
+}
+
+/** The answer to an elicitation_request over a socket (REST: POST /elicitations/{request_id}). */
+export class ElicitationAnswerMessageDto {
+  @IsString() @MinLength(1)
+  request_id: string;
+
+  @IsIn(ELICITATION_ACTIONS, { message: 'action must be accept, decline or cancel' })
+  action: ElicitationAction;
+
+  @IsOptional() @IsObject({ message: 'content must be an object of the form’s fields' })
+  content?: Record<string, unknown>;
 }
 
 export class ResumeRequestDto {
