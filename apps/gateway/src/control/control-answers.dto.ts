@@ -26,3 +26,18 @@ export class HitlDecisionAnswer {
   @ApiProperty({ enum: [true] })
   accepted: true;
 }
+
+/** An answer to an `elicitation_request`, recorded: the server gets it, and the run goes on. */
+export class ElicitationAnswer {
+  @ApiProperty()
+  request_id: string;
+
+  @ApiProperty({ enum: ['accept', 'decline', 'cancel'] })
+  action: 'accept' | 'decline' | 'cancel';
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'What the server gets: the accepted form, its defaults filled in' })
+  content?: Record<string, unknown>;
+
+  @ApiProperty({ enum: [true] })
+  accepted: true;
+}

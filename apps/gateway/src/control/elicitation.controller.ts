@@ -1,9 +1,10 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsObject, IsOptional } from 'class-validator';
 import type { Caller } from '#core/auth/caller.js';
 import { ELICITATION_ACTIONS, type ElicitationAction } from '#core/events/execution-event.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ElicitationAnswer } from './control-answers.dto.js';
 import { ControlService } from './control.service.js';
 
 export class ElicitationAnswerDto {
@@ -24,7 +25,8 @@ export class ElicitationController {
   @Post(':requestId')
   @HttpCode(200)
   @ApiOperation({ summary: "Answer an elicitation_request: accept (with the form's content), decline or cancel" })
-  answer(@CurrentCaller() caller: Caller, @Param('requestId') requestId: string, @Body() body: ElicitationAnswerDto) {
+  @ApiOkResponse({ type: ElicitationAnswer })
+  answer(@CurrentCaller() caller: Caller, @Param('requestId') requestId: string, @Body() body: ElicitationAnswerDto): Promise<ElicitationAnswer> {
     return this.control.answerElicitation(caller, requestId, body.action, body.content);
   }
 }

@@ -3,7 +3,13 @@ import {
   TOOL_RESULT_STATUSES,
   type ActionRequest,
   type DoneEventDict,
+  type ElicitationAction,
+  type ElicitationEndReason,
+  type ElicitationEventDict,
+  type ElicitationMode,
+  type ElicitationRequestEventDict,
   type ErrorEventDict,
+  type RunUsage,
   type FileOperationEventDict,
   type FileOpStats,
   type HitlRequestEventDict,
@@ -75,6 +81,9 @@ export class ToolCallEventView extends RunEventEnvelope implements ToolCallEvent
 
   @ApiProperty()
   tool_call_id: string;
+
+  @ApiPropertyOptional({ enum: [true], description: "A call of a tool the client sent (OpenAI-compatible door): the client runs it, the run ends at it" })
+  client?: true;
 }
 
 export class ToolResultEventView extends RunEventEnvelope implements ToolResultEventDict {
@@ -189,6 +198,17 @@ export class ErrorEventView extends RunEventEnvelope implements ErrorEventDict {
   details?: Record<string, unknown>;
 }
 
+export class RunUsageView implements RunUsage {
+  @ApiProperty({ type: 'integer' })
+  input_tokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  output_tokens: number;
+
+  @ApiPropertyOptional({ enum: [true], description: 'Some model call reported nothing: counted at about 4 characters a token' })
+  estimated?: true;
+}
+
 export class DoneEventView extends RunEventEnvelope implements DoneEventDict {
   @ApiProperty({ enum: ['done'] })
   event_type: 'done';
@@ -198,6 +218,58 @@ export class DoneEventView extends RunEventEnvelope implements DoneEventDict {
 
   @ApiPropertyOptional()
   reason?: string;
+
+  @ApiPropertyOptional({ type: RunUsageView, description: "Tokens over the run's model calls" })
+  usage?: RunUsageView;
+}
+
+export class ElicitationRequestEventView extends RunEventEnvelope implements ElicitationRequestEventDict {
+  @ApiProperty({ enum: ['elicitation_request'] })
+  event_type: 'elicitation_request';
+
+  @ApiProperty({ description: 'Answer it with POST /api/v1/elicitations/{request_id}, or elicitation_answer on a socket' })
+  request_id: string;
+
+  @ApiProperty({ description: 'The tool call the question belongs to' })
+  tool_call_id: string;
+
+  @ApiProperty({ description: 'The MCP server that asks' })
+  server: string;
+
+  @ApiProperty({ enum: ['form', 'url'] })
+  mode: ElicitationMode;
+
+  @ApiProperty()
+  message: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'form: the fields asked for (a flat JSON Schema object)' })
+  requested_schema?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'url: the page the person is asked to open' })
+  url?: string;
+
+  @ApiProperty({ type: [String], enum: ['accept', 'decline', 'cancel'] })
+  allowed_actions: ElicitationAction[];
+
+  @ApiProperty({ format: 'date-time', description: 'No answer by then is cancel' })
+  expires_at: string;
+}
+
+export class ElicitationEventView extends RunEventEnvelope implements ElicitationEventDict {
+  @ApiProperty({ enum: ['elicitation'] })
+  event_type: 'elicitation';
+
+  @ApiProperty()
+  request_id: string;
+
+  @ApiProperty({ enum: ['accept', 'decline', 'cancel'] })
+  action: ElicitationAction;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'What the server got: the accepted form, its defaults filled in' })
+  content?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ enum: ['expired', 'cancelled'], description: 'Why nobody answered' })
+  reason?: ElicitationEndReason;
 }
 
 /** Every event class: register them with `@ApiExtraModels(...RUN_EVENT_VIEWS)` where {@link RUN_EVENT} is used. */
@@ -210,6 +282,8 @@ export const RUN_EVENT_VIEWS = [
   HitlRequestEventView,
   TodoUpdateEventView,
   FileOperationEventView,
+  ElicitationRequestEventView,
+  ElicitationEventView,
   ErrorEventView,
   DoneEventView,
 ];
