@@ -128,5 +128,12 @@ describe('oauthFetch', () => {
     const err = await oauthFetch(scoped.fetchFn, session, 'linear')('https://mcp.example.test/mcp').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpAuthorizationRequired);
     expect((err as McpAuthorizationRequired).challenge.scope).toBe('read write');
+
+    // The step-up sign-in's token is the next request's, not the one read a moment ago.
+    const current = (await store.get(owner, 'linear'))!;
+    await store.put(owner, 'linear', { ...current.grant, tokens: { access_token: 'wider', token_type: 'Bearer' } }, current.version);
+    const wider = server(() => new Response('{}', { status: 200 }));
+    await oauthFetch(wider.fetchFn, session, 'linear')('https://mcp.example.test/mcp');
+    expect(wider.seen).toEqual(['Bearer wider']);
   });
 });

@@ -109,6 +109,11 @@ export class McpOAuthSession {
     return (await this.refresh(stored, challenge)).access_token;
   }
 
+  /** Reads the store again at the next request: a new sign-in is on its way (the server asked for one). */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
   /** The server refused even a fresh `token`: the sign-in is of no more use (unless already replaced). */
   async refused(token: string): Promise<void> {
     const stored = await this.options.store.get(this.options.owner, this.options.server);
@@ -244,6 +249,7 @@ export function oauthFetch(base: FetchLike, session: McpOAuthSession, server: st
       const { insufficientScope, ...challenge } = challengeOf(response);
       if (insufficientScope) {
         await response.body?.cancel().catch(() => undefined);
+        session.invalidate();
         throw new McpAuthorizationRequired(server, `the server asks for more access${challenge.scope ? ` (scope: ${challenge.scope})` : ''}`, challenge);
       }
     }
