@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -8,6 +8,8 @@ import { ChatService, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
 import { CancelAnswer } from '../control/control-answers.dto.js';
 import { ControlService } from '../control/control.service.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { UiMessageProjection } from './ui-message-chunks.js';
 
@@ -47,6 +49,7 @@ export class UiChatController {
     private readonly chat: ChatService,
     private readonly control: ControlService,
     private readonly access: SessionAccess,
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
   ) {}
 
   /** Starts a turn with the last user message and streams it as UI message chunks. */
@@ -114,11 +117,15 @@ export class UiChatController {
     res.setHeader('x-dataagent-session', run.sessionId);
     res.setHeader('x-dataagent-run', run.runId);
     res.flushHeaders();
+    const limit = this.settings.server.clientBufferMaxBytes;
     const write = (event: EventDict) => {
       if (ended) return;
       for (const chunk of projection.chunksOf(event)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       if (event.event_type === 'done') {
         res.write('data: [DONE]\n\n');
+        end();
+      } else if (res.writableLength > limit) {
+        // A client that stopped reading is let go (it resumes), not buffered without bound.
         end();
       }
     };
