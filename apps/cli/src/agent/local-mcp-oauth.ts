@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { type McpOAuthGrant, type McpOAuthOwner, type McpOAuthStore, type StoredMcpOAuthGrant } from '#core/mcp/mcp-oauth-store.js';
 import type { McpAuthorizationRequired } from '#mcp/mcp-errors.js';
-import { beginSignIn, completeSignIn, type OAuthClientIdentity } from '#mcp/oauth/mcp-sign-in.js';
+import { beginSignIn, completeSignIn, preRegisteredClient, type OAuthClientIdentity } from '#mcp/oauth/mcp-sign-in.js';
 
 /** The one person of the local CLI, as sign-ins are keyed. */
 export const LOCAL_OWNER: McpOAuthOwner = { tenantId: 'local', userId: 'local' };
@@ -98,9 +98,7 @@ export async function loopbackSignIn(options: LoopbackSignInOptions): Promise<vo
     const identity: OAuthClientIdentity = {
       redirectUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
       clientName: 'DataAgent CLI',
-      ...(config.oauth?.clientId
-        ? { preRegistered: { client_id: config.oauth.clientId, ...(config.oauth.clientSecret ? { client_secret: config.oauth.clientSecret } : {}), ...(config.oauth.tokenEndpointAuthMethod ? { token_endpoint_auth_method: config.oauth.tokenEndpointAuthMethod } : {}) } }
-        : {}),
+      ...preRegisteredClient(config),
     };
     const scope = options.challenge?.scope ?? config.oauth?.scope;
     const { authorizationUrl, pending } = await beginSignIn({ serverUrl: config.url!, identity, state, ...options.challenge, ...(scope ? { scope } : {}) });

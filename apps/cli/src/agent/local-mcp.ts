@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
-import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
+import { parseMcpConfigFile, takesPersonalSignIn, type McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpOAuthStore } from '#core/mcp/mcp-oauth-store.js';
 import { McpAuthorizationRequired } from '#mcp/mcp-errors.js';
 import { McpPool, type McpLease } from '#mcp/mcp-pool.js';
@@ -85,8 +85,7 @@ export class LocalMcp {
       ...(options.elicitation ? { elicitation: true } : {}),
       // A remote server is signed in to with the person's own sign-in, unless the config sends an Authorization header.
       authorizeFetch: (_scope, server) => {
-        if (server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;
-        if (Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+        if (!takesPersonalSignIn(server)) return undefined;
         const session = new McpOAuthSession({ owner: LOCAL_OWNER, server: server.name, store: this.signIns, lock });
         return (base) => oauthFetch(base, session, server.name);
       },

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
-import { MCP_NAME_PATTERN } from '#core/mcp/mcp-config.js';
+import { MCP_NAME_PATTERN, takesPersonalSignIn } from '#core/mcp/mcp-config.js';
 import { ACCEPTED_MCP_SHAPES, readMcpPaste, type PastedServer } from '#core/mcp/mcp-config-paste.js';
 import { SecretKeyRequiredError, type McpServerOwner } from '#core/mcp/mcp-secrets.js';
 import { McpServerExistsError, McpServerLimitError, type UserMcpServer } from '#core/mcp/mcp-server-store.js';
@@ -67,9 +67,7 @@ export class McpServersService {
 
   /** A remote server's view says whether the person signed in, and how to when it needs them to. */
   private async withSignIn(caller: Caller, owner: McpServerOwner, server: UserMcpServer, view: McpServerView): Promise<McpServerView> {
-    // A server reached with a static Authorization header, or as DataAgent itself, takes no person's sign-in.
-    const config = server.config;
-    if (config.transport === 'stdio' || config.oauth?.grant === 'client_credentials' || Object.keys(config.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return view;
+    if (!takesPersonalSignIn(server.config)) return view;
     const signedIn = await this.signIns.signedIn(owner, server.config.name);
     if (view.status !== 'needs_authorization') return { ...view, signed_in: signedIn };
     return { ...view, signed_in: signedIn, authorize_url: (await this.signIns.authorizeUrl(caller, owner.userId, server.config.name)).authorize_url };

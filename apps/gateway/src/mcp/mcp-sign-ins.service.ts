@@ -8,7 +8,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { checkOutboundUrl } from '#core/tools/builtin/net/outbound-guard.js';
 import { McpConnection } from '#mcp/mcp-connection.js';
 import { challengeOf, McpOAuthSession, oauthFetch } from '#mcp/oauth/mcp-oauth-session.js';
-import { beginSignIn, clientMetadataDocument, completeSignIn, type OAuthClientIdentity, type PendingSignIn } from '#mcp/oauth/mcp-sign-in.js';
+import { beginSignIn, clientMetadataDocument, completeSignIn, preRegisteredClient, type OAuthClientIdentity, type PendingSignIn } from '#mcp/oauth/mcp-sign-in.js';
 import { policyFetch } from '#mcp/pinned-fetch.js';
 import { announceMcpConfigChange } from '#transport/mcp-config-changes.js';
 import { writeMcpStatus } from '#transport/mcp-status.js';
@@ -173,15 +173,12 @@ export class McpSignIns {
   }
 
   private identity(config?: McpServerConfig): OAuthClientIdentity {
-    const oauth = config?.oauth;
     return {
       redirectUrl: `${this.publicUrl}/api/v1/mcp/oauth/callback`,
       clientName: 'DataAgent',
       // Authorization servers accept a metadata document's URL as a client_id only over https.
       ...(this.clientMetadataUrl.startsWith('https://') ? { clientMetadataUrl: this.clientMetadataUrl } : {}),
-      ...(oauth?.clientId
-        ? { preRegistered: { client_id: oauth.clientId, ...(oauth.clientSecret ? { client_secret: oauth.clientSecret } : {}), ...(oauth.tokenEndpointAuthMethod ? { token_endpoint_auth_method: oauth.tokenEndpointAuthMethod } : {}) } }
-        : {}),
+      ...(config ? preRegisteredClient(config) : {}),
     };
   }
 

@@ -5,7 +5,7 @@ import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import type { McpConfig } from '#core/mcp/user-server-config.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
 import { GLOBAL_MCP_OWNER, type McpCatalogOwner, type McpCatalogStore } from '#core/mcp/mcp-catalog-store.js';
-import { parseMcpConfigFile, type McpServerConfig } from '#core/mcp/mcp-config.js';
+import { parseMcpConfigFile, takesPersonalSignIn, type McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
 import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/mcp/tool-bindings.js';
 import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-audit.js';
@@ -144,8 +144,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     ...(oauth
       ? {
           authorizeFetch: (scope, server) => {
-            if (scope.kind !== 'user' || server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return undefined;
-            if (Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+            if (scope.kind !== 'user' || !takesPersonalSignIn(server)) return undefined;
             const session = new McpOAuthSession({
               owner: { tenantId: scope.tenantId, userId: scope.userId },
               server: server.name,

@@ -1,4 +1,4 @@
-import { maskSecrets, parseMcpConfigFile, parseMcpServer } from './mcp-config.js';
+import { maskSecrets, parseMcpConfigFile, parseMcpServer, takesPersonalSignIn } from './mcp-config.js';
 
 describe('MCP server configuration', () => {
   it("reads the seed's servers list and the mcpServers map of other MCP clients alike", () => {
@@ -50,5 +50,15 @@ describe('MCP server configuration', () => {
 
   it('masks secret values', () => {
     expect(maskSecrets({ name: 'a', transport: 'streamable-http', url: 'https://x.example/', headers: { Authorization: 'Bearer s3cret' } }).headers).toEqual({ Authorization: '***' });
+  });
+});
+
+describe('takesPersonalSignIn', () => {
+  it("is true for a remote server with no static Authorization header, signed in to as no one else", () => {
+    expect(takesPersonalSignIn({ name: 'a', transport: 'streamable-http', url: 'https://x.test/mcp' })).toBe(true);
+    expect(takesPersonalSignIn({ name: 'a', transport: 'sse', url: 'https://x.test/sse', headers: { 'X-Org': 'acme' } })).toBe(true);
+    expect(takesPersonalSignIn({ name: 'a', transport: 'streamable-http', url: 'https://x.test/mcp', headers: { authorization: 'Bearer k' } })).toBe(false);
+    expect(takesPersonalSignIn({ name: 'a', transport: 'streamable-http', url: 'https://x.test/mcp', oauth: { grant: 'client_credentials', clientId: 'c', clientSecret: 's' } })).toBe(false);
+    expect(takesPersonalSignIn({ name: 'a', transport: 'stdio', command: 'x' })).toBe(false);
   });
 });

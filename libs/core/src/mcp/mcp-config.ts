@@ -38,6 +38,15 @@ export interface McpServerConfig {
 }
 
 /**
+ * Whether a server is signed in to with its person's own OAuth sign-in: a remote server whose
+ * config sends no static Authorization header and that is not signed in to as DataAgent itself.
+ */
+export function takesPersonalSignIn(server: McpServerConfig): boolean {
+  if (server.transport === 'stdio' || server.oauth?.grant === 'client_credentials') return false;
+  return !Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization');
+}
+
+/**
  * OAuth settings of a remote server. Without them a server that answers 401 still gets a
  * person's sign-in: discovery, a client metadata document or dynamic registration.
  */

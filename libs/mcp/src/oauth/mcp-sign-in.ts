@@ -1,6 +1,7 @@
 import { auth, discoverOAuthServerInfo, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpOAuthGrant } from '#core/mcp/mcp-oauth-store.js';
 
 /** How DataAgent presents itself to an MCP server's authorization server. */
@@ -104,6 +105,19 @@ export function grantOf(discovery: OAuthDiscoveryState, client: OAuthClientInfor
     client: client as McpOAuthGrant['client'],
     tokens: tokens as McpOAuthGrant['tokens'],
     ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in * 1000 } : {}),
+  };
+}
+
+/** The client the server's `oauth` settings pre-register, if any (no registration then). */
+export function preRegisteredClient(config: McpServerConfig): Pick<OAuthClientIdentity, 'preRegistered'> {
+  const oauth = config.oauth;
+  if (!oauth?.clientId) return {};
+  return {
+    preRegistered: {
+      client_id: oauth.clientId,
+      ...(oauth.clientSecret ? { client_secret: oauth.clientSecret } : {}),
+      ...(oauth.tokenEndpointAuthMethod ? { token_endpoint_auth_method: oauth.tokenEndpointAuthMethod } : {}),
+    },
   };
 }
 
