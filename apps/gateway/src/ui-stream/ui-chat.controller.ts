@@ -3,21 +3,35 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
 import type { EventDict } from '#core/events/execution-event.js';
+import type { ChatMessage } from '#core/llm/chat-model.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
-import { ChatService, type SubmittedRun } from '../chat/chat.service.js';
+import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
+import { parseClientTools } from '../openai-compat/chat-completions.js';
 import { ApiError } from '../common/api-error.js';
 import { CancelAnswer } from '../control/control-answers.dto.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
-import { UiMessageProjection } from './ui-message-chunks.js';
+import { HitlRequests } from '#transport/hitl-requests.js';
+import { UiMessageProjection, type UiChunk } from './ui-message-chunks.js';
 
 /** What `useChat`'s DefaultChatTransport posts: the chat's id and its messages (UIMessage). */
 interface UiChatBody {
   id?: unknown;
   messages?: unknown;
   trigger?: unknown;
+  /** The assistant of a new chat (the transport's `body` option); an existing chat keeps its own. */
+  assistant_id?: unknown;
+  /** Function tools the page runs itself (`onToolCall`), as /v1/chat/completions takes them. */
+  tools?: unknown;
+}
+
+/** An approval the person answered in the page: a tool part in state `approval-responded`. */
+interface ApprovalResponse {
+  id: string;
+  approved: boolean;
+  reason?: string;
 }
 
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -29,6 +43,12 @@ const UI_CHAT_BODY = {
     id: { type: 'string', description: 'The chat id (useChat `id`): the session, created on its first message' },
     messages: { type: 'array', items: { type: 'object', additionalProperties: true }, description: "useChat's UIMessage list; the last one (role user, text parts) is the new message" },
     trigger: { type: 'string', enum: ['submit-message', 'regenerate-message'] },
+    assistant_id: { type: 'string', maxLength: 64, description: 'The assistant of a new chat (GET /api/v1/agents); default `default`' },
+    tools: {
+      type: 'array',
+      items: { type: 'object', additionalProperties: true },
+      description: "Function tools the page runs itself (`{type: 'function', function: {name, description, parameters}}`); a call to one ends the stream with finish `tool-calls`, and the page's outputs (addToolOutput) in the next request continue the chat",
+    },
   },
 };
 
@@ -49,22 +69,39 @@ export class UiChatController {
     private readonly chat: ChatService,
     private readonly control: ControlService,
     private readonly access: SessionAccess,
+    private readonly hitl: HitlRequests,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
   ) {}
 
-  /** Starts a turn with the last user message and streams it as UI message chunks. */
+  /**
+   * Starts a turn with the last user message and streams it as UI message chunks; or, when the
+   * last message is the assistant's with approvals answered (`addToolApprovalResponse`), records
+   * those decisions and streams the same run on from the approval it stopped at.
+   */
   @Post()
   @HttpCode(200)
-  @ApiOperation({ summary: "Run a turn for useChat (AI SDK UI message stream v1): the chat id is the session; the last message's text is the new message" })
+  @ApiOperation({ summary: "Run a turn for useChat (AI SDK UI message stream v1): the chat id is the session; the last message's text is the new message, or its answered approvals continue the waiting run" })
   @ApiBody({ schema: UI_CHAT_BODY })
   @ApiProduces('text/event-stream')
   @ApiResponse({ status: 200, content: { 'text/event-stream': { schema: UI_STREAM } } })
   async send(@CurrentCaller() caller: Caller, @Body() body: UiChatBody, @Req() req: Request, @Res() res: Response): Promise<void> {
     const chatId = typeof body.id === 'string' && CHAT_ID.test(body.id) ? body.id : undefined;
     if (!chatId) throw invalid('id', 'must be the chat id: 1-64 letters, digits, _ or -');
-    const message = lastUserText(body.messages);
+    const approvals = answeredApprovals(body.messages);
+    if (approvals.length > 0) return this.continueAfter(caller, chatId, approvals, res);
+    if (body.assistant_id !== undefined && typeof body.assistant_id !== 'string') throw invalid('assistant_id', 'must be an assistant id');
+    const clientTools = parseClientTools(body.tools, undefined);
+    const toolResults = clientToolOutputs(body.messages, new Set(clientTools.map((t) => t.name)));
+    const message = toolResults.length > 0 ? '' : lastUserText(body.messages);
     const existing = await this.access.findOwned(caller, chatId);
-    const run = await this.chat.submit(caller, { message, ...(existing ? { session_id: chatId } : {}) }, String(req.id ?? ''), existing ? {} : { newSessionId: chatId });
+    if (toolResults.length > 0 && !existing) throw ApiError.notFound('session', chatId);
+    const request = { message, ...(existing ? { session_id: chatId } : {}), ...(typeof body.assistant_id === 'string' && !existing ? { assistant_id: body.assistant_id } : {}) };
+    const options: SubmitOptions = {
+      ...(existing ? {} : { newSessionId: chatId }),
+      ...(clientTools.length > 0 ? { clientTools } : {}),
+      ...(toolResults.length > 0 ? { toolResults } : {}),
+    };
+    const run = await this.chat.submit(caller, request, String(req.id ?? ''), options);
     await this.stream(run, res);
   }
 
@@ -98,10 +135,37 @@ export class UiChatController {
     return this.control.cancelSession(caller, id);
   }
 
-  /** Writes the run's events, from its start, as UI message chunks until its `done`. */
-  private async stream(run: SubmittedRun, res: Response): Promise<void> {
+  /**
+   * Records the person's answers to the run's approvals (each once; one already decided, say by
+   * another tab, is taken as it stands) and streams the run on from the last one answered.
+   */
+  private async continueAfter(caller: Caller, chatId: string, approvals: ApprovalResponse[], res: Response): Promise<void> {
+    await this.access.getOwned(caller, chatId);
+    for (const approval of approvals) {
+      const record = await this.hitl.get(approval.id);
+      if (record?.status !== 'pending') continue;
+      await this.control
+        .decide(caller, approval.id, approval.approved ? 'approve' : 'reject', approval.reason ?? '')
+        .catch((err: unknown) => {
+          if (!(err instanceof ApiError && err.errorCode === 'hitl_already_decided')) throw err;
+        });
+    }
+    const last = approvals.at(-1)!;
+    const record = await this.hitl.get(last.id);
+    if (!record || record.sessionId !== chatId) throw ApiError.notFound('hitl_request', last.id);
+    await this.stream({ sessionId: chatId, runId: record.runId }, res, last.id);
+  }
+
+  /**
+   * Writes the run's events as UI message chunks until its `done`, or until it waits on an
+   * approval nobody has answered yet: that ends this stream with `finish`, and the answer
+   * (`addToolApprovalResponse`) is the next request. With `after`, the chunks start past that
+   * approval's request, continuing the assistant message the page already has.
+   */
+  private async stream(run: SubmittedRun, res: Response, after?: string): Promise<void> {
     const projection = new UiMessageProjection();
     let ended = false;
+    let skipping = after !== undefined;
     let stop: (() => void) | undefined;
     const end = () => {
       if (ended) return;
@@ -118,10 +182,23 @@ export class UiChatController {
     res.setHeader('x-dataagent-run', run.runId);
     res.flushHeaders();
     const limit = this.settings.server.clientBufferMaxBytes;
-    const write = (event: EventDict) => {
-      if (ended) return;
-      for (const chunk of projection.chunksOf(event)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    const send = (chunks: UiChunk[]) => {
+      for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    };
+    if (skipping) send([{ type: 'start', messageId: run.runId }, { type: 'start-step' }]);
+    const write = async (event: EventDict) => {
+      const chunks = projection.chunksOf(event);
+      if (skipping) {
+        if (event.event_type === 'hitl_request' && event.request_id === after) skipping = false;
+        return;
+      }
+      send(chunks);
       if (event.event_type === 'done') {
+        res.write('data: [DONE]\n\n');
+        end();
+      } else if (event.event_type === 'hitl_request' && (await this.hitl.get(event.request_id))?.status === 'pending') {
+        // The run waits for the person: this stream is done, and the answer is the next request.
+        send([{ type: 'finish-step' }, { type: 'finish', finishReason: 'tool-calls' }]);
         res.write('data: [DONE]\n\n');
         end();
       } else if (res.writableLength > limit) {
@@ -129,11 +206,51 @@ export class UiChatController {
         end();
       }
     };
+    // Events are written in log order even while one waits on a lookup.
+    let writing = Promise.resolve();
+    const enqueue = (event: EventDict) => {
+      writing = writing.then(() => (ended ? undefined : write(event))).catch(() => end());
+    };
     // The client leaving stops its stream, not the run.
     res.on('close', end);
-    stop = await this.chat.follow(run, 0, write, { onEnded: end });
+    stop = await this.chat.follow(run, 0, enqueue, { onEnded: () => void writing.then(end) });
     if (ended) stop();
   }
+}
+
+/**
+ * The approvals answered in the last message, when it is the assistant's: its tool parts in
+ * state `approval-responded` (what `addToolApprovalResponse` leaves for the next request).
+ */
+function answeredApprovals(messages: unknown): ApprovalResponse[] {
+  if (!Array.isArray(messages)) return [];
+  const last = messages.at(-1) as { role?: unknown; parts?: unknown } | undefined;
+  if (last?.role !== 'assistant' || !Array.isArray(last.parts)) return [];
+  return (last.parts as Array<{ state?: unknown; approval?: { id?: unknown; approved?: unknown; reason?: unknown } }>).flatMap((part) => {
+    const approval = part?.approval;
+    if (part?.state !== 'approval-responded' || typeof approval?.id !== 'string' || typeof approval.approved !== 'boolean') return [];
+    return [{ id: approval.id, approved: approval.approved, ...(typeof approval.reason === 'string' ? { reason: approval.reason } : {}) }];
+  });
+}
+
+/**
+ * The outputs the page gave its own tools (addToolOutput): in the last message, when it is the
+ * assistant's, the tool parts of its last step that name one of `clientTools` and hold an output.
+ * They are the next run's input, in place of a user message.
+ */
+function clientToolOutputs(messages: unknown, clientTools: Set<string>): ChatMessage[] {
+  if (!Array.isArray(messages) || clientTools.size === 0) return [];
+  const last = messages.at(-1) as { role?: unknown; parts?: unknown } | undefined;
+  if (last?.role !== 'assistant' || !Array.isArray(last.parts)) return [];
+  const parts = last.parts as Array<{ type?: unknown; toolName?: unknown; toolCallId?: unknown; state?: unknown; output?: unknown; errorText?: unknown }>;
+  const lastStep = parts.slice(parts.findLastIndex((p) => p?.type === 'step-start') + 1);
+  return lastStep.flatMap((part) => {
+    const name = part?.type === 'dynamic-tool' ? part.toolName : typeof part?.type === 'string' && part.type.startsWith('tool-') ? part.type.slice(5) : undefined;
+    if (typeof name !== 'string' || !clientTools.has(name) || typeof part.toolCallId !== 'string') return [];
+    if (part.state === 'output-available') return [{ role: 'tool' as const, toolCallId: part.toolCallId, name, content: typeof part.output === 'string' ? part.output : JSON.stringify(part.output ?? null) }];
+    if (part.state === 'output-error') return [{ role: 'tool' as const, toolCallId: part.toolCallId, name, content: JSON.stringify({ error: String(part.errorText ?? 'failed') }) }];
+    return [];
+  });
 }
 
 /** The text of the last message, which must be the person's. */
@@ -141,7 +258,7 @@ function lastUserText(messages: unknown): string {
   if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages', 'must be a non-empty list of UI messages');
   const last = messages.at(-1) as { role?: unknown; parts?: unknown };
   if (last?.role !== 'user') {
-    throw invalid('messages', 'the last message must be the person\'s (role user); answer an approval with POST /api/v1/hitl/{request_id}');
+    throw invalid('messages', 'the last message must be the person\'s (role user), or the assistant\'s with its approvals answered');
   }
   const parts = Array.isArray(last.parts) ? (last.parts as Array<{ type?: unknown; text?: unknown }>) : [];
   const text = parts
