@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNumber, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsInt, IsNumber, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 /** `POST /v1/responses`: what DataAgent takes of OpenAI's request (other fields are ignored). */
 export class CreateResponseDto {
@@ -12,6 +12,7 @@ export class CreateResponseDto {
     description: 'A user message, or input items: messages (input_text), function_call_output (results of your function tools), mcp_approval_response (an answer to an approval request)',
     example: 'Hello',
   })
+  @IsDefined()
   input: unknown;
 
   @ApiPropertyOptional({ description: 'Answer as Responses server-sent events, each with a sequence_number' })
