@@ -110,6 +110,16 @@ describe('OpenAI Responses API', () => {
     expect(replay.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'cancelled' } });
   });
 
+  it("parses with the openai SDK's responses.stream helper: its final response is the one retrieve answers", async () => {
+    const stream = client.responses.stream({ model: 'default', input: '[[chunks:3]] [[tool:ls {"path": "."}]] then' });
+    const final = await stream.finalResponse();
+    expect(final.status).toBe('completed');
+    expect(final.output.map((item) => item.type)).toEqual(['message', 'mcp_call', 'message']);
+    const retrieved = await client.responses.retrieve(final.id);
+    expect(final.output).toMatchObject(retrieved.output);
+    expect(retrieved.output_text).toBe(final.output_text);
+  });
+
   it("shows the assistant's own tool as an mcp_call item with its output", async () => {
     const events = await collect(await client.responses.create({ model: 'default', input: '[[tool:ls {"path": "."}]] list', stream: true }));
     const items = events.flatMap((e) => (e.type === 'response.output_item.done' ? [e.item] : []));
