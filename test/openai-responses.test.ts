@@ -184,6 +184,8 @@ describe('OpenAI Responses API', () => {
     await expect(bob.responses.retrieve(mine.id)).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
     await expect(bob.responses.cancel(mine.id)).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.retrieve('resp_nope')).rejects.toMatchObject({ status: 404 });
+    // A later response of a run opens at one of its approval requests: another seq names none.
+    await expect(client.responses.retrieve(`${mine.id}_1`)).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
   });
 
   it("streams an answer through @ai-sdk/openai's default provider (the Responses API) and streamText", async () => {
@@ -196,5 +198,16 @@ describe('OpenAI Responses API', () => {
     expect(text).toBe(tokens(6));
     expect(await result.finishReason).toBe('stop');
     expect((await result.usage).outputTokens).toBeGreaterThan(0);
+  });
+
+  it("shows the assistant's own tool to @ai-sdk/openai as a provider-executed tool call with its result", async () => {
+    const openai = createOpenAI({ baseURL: `${system.url}/v1`, apiKey: TEST_API_KEY });
+    const result = streamText({ model: openai('default'), prompt: '[[tool:ls {"path": "."}]] list' });
+    const parts = [];
+    for await (const part of result.fullStream) parts.push(part);
+    expect(parts.filter((p) => p.type === 'error')).toEqual([]);
+    expect(parts).toContainEqual(expect.objectContaining({ type: 'tool-call', toolName: 'mcp.ls', providerExecuted: true }));
+    expect(parts).toContainEqual(expect.objectContaining({ type: 'tool-result', toolName: 'mcp.ls', output: expect.objectContaining({ name: 'ls', output: expect.stringContaining('entries') }) }));
+    expect(await result.text).toContain('Tool ls returned');
   });
 });

@@ -114,7 +114,10 @@ export class ResponsesController {
       if (err instanceof ApiError && err.status === 404) throw notFound;
       throw err;
     }
-    return { sessionId: record.sessionId, runId: record.runId, window, model: record.assistantId, record };
+    const run = { sessionId: record.sessionId, runId: record.runId, window, model: record.assistantId, record };
+    // A run's later responses each open at one of its approval requests; any other seq names none.
+    if (window.afterSeq > 0 && !(await this.eventsSoFar(run)).some((e) => e.seq === window.afterSeq && e.event_type === 'hitl_request')) throw notFound;
+    return run;
   }
 
   /** Starts the run that answers `input`: in a new session, or in the session of the previous response. */
