@@ -154,7 +154,7 @@ describe('OpenAI-compatible API', () => {
     const embeddings = client.embeddings.create({ model: 'default', input: 'hi' });
     await expect(embeddings).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(embeddings).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('POST /v1/chat/completions') });
-    const unknown = await fetch(`${system.url}/v1/responses`, { method: 'POST', headers: { 'x-api-key': TEST_API_KEY } });
+    const unknown = await fetch(`${system.url}/v1/files`, { method: 'POST', headers: { 'x-api-key': TEST_API_KEY } });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: { message: expect.not.stringContaining('/api/v1'), type: 'not_found_error', param: null, code: 'not_found' } });
   });

@@ -24,6 +24,7 @@ import { SessionsController } from './sessions/sessions.controller.js';
 import { MemoryController } from './users/memory.controller.js';
 import { MeController } from './users/me.controller.js';
 import { OpenAiCompatController } from './openai-compat/openai-compat.controller.js';
+import { ResponsesController } from './openai-responses/responses.controller.js';
 import { UiChatController } from './ui-stream/ui-chat.controller.js';
 
 @Module({})
@@ -39,7 +40,7 @@ export class AppModule {
         AdminModule,
         LoggingModule.forRoot({ level: settings.log.level }),
       ],
-      controllers: [ChatController, EventStreamController, HitlController, ElicitationController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController, UiChatController],
+      controllers: [ChatController, EventStreamController, HitlController, ElicitationController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController, ResponsesController, UiChatController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,

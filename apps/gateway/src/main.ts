@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   // The demo UI at `/`, behind the same Host/Origin check as the API.
   serveWebUi(app);
   // The OpenAI-compatible API lives where OpenAI clients look for it: /v1.
-  app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/models/:id', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/models/:id', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }, { path: 'v1/responses', method: RequestMethod.POST }, { path: 'v1/responses/:id', method: RequestMethod.GET }, { path: 'v1/responses/:id/cancel', method: RequestMethod.POST }] });
   serveApiDocs(app, version);
   if (settings.server.bullBoard) serveQueueBoard(app, settings.tenancy.multiTenant);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   app.use((req: Request, res: Response) => {
     // Under /v1 the clients are OpenAI's: they read OpenAI's error shape, and /api/v1 is no hint for them.
     if (req.path === '/v1' || req.path.startsWith('/v1/')) {
-      res.status(404).json(openAiErrorBody(new ApiError(404, 'not_found', `Cannot ${req.method} ${req.path}: the OpenAI-compatible API offers GET /v1/models, GET /v1/models/{id} and POST /v1/chat/completions`)));
+      res.status(404).json(openAiErrorBody(new ApiError(404, 'not_found', `Cannot ${req.method} ${req.path}: the OpenAI-compatible API offers GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions and the Responses API (/v1/responses)`)));
       return;
     }
     res.status(404).json({ error_code: 'not_found', message: `Cannot ${req.method} ${req.path}: the API is under /api/v1`, details: {} });
