@@ -1,0 +1,303 @@
+import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiBody, ApiDefaultResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { Caller } from '#core/auth/caller.js';
+import type { EventDict } from '#core/events/execution-event.js';
+import { CurrentCaller } from '../auth/api-key.guard.js';
+import { ChatService, type SubmittedRun } from '../chat/chat.service.js';
+import { ApiError } from '../common/api-error.js';
+import { EVENT_STREAM_HEADERS } from '../common/event-stream-response.js';
+import { ControlService, type HitlDecisionType } from '../control/control.service.js';
+import type { GatewaySettings } from '../infra/gateway-config.js';
+import { SETTINGS } from '../infra/tokens.js';
+import { SessionAccess } from '../sessions/session-access.service.js';
+import { A2aRpcErrorBody, A2aRpcRequestBody, A2aRpcResultBody } from './a2a-rpc.dto.js';
+import { A2aErrorFilter, A2aRpcError, RPC_CODE, rpcError, rpcErrorOf, rpcResult, type RpcId } from './a2a-rpc.js';
+import { A2aTaskProjection, type A2aStreamResponse, type A2aTask } from './a2a-task-projection.js';
+
+const CONTEXT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The JSON-RPC path, under the API prefix: the agent card names it. */
+export const A2A_RPC_PATH = 'a2a';
+
+/** What the message of a SendMessage request may carry (proto JSON; the rest is ignored). */
+interface IncomingMessage {
+  messageId?: unknown;
+  contextId?: unknown;
+  taskId?: unknown;
+  role?: unknown;
+  parts?: unknown;
+  metadata?: unknown;
+}
+
+interface IncomingPart {
+  text?: unknown;
+  data?: unknown;
+}
+
+/**
+ * A2A 1.0 over JSON-RPC, as `@a2a-js/sdk`'s client speaks it: SendMessage (blocking until the
+ * task ends or waits for input), SendStreamingMessage, GetTask, CancelTask and SubscribeToTask.
+ * A task is a run (its id the run id), a context a session; every answer is a projection of the
+ * run's event log read from the start (no task store of its own), a stream continues from the
+ * log's cursor, and a dropped stream is not a cancel.
+ */
+@ApiTags('A2A')
+@Controller(A2A_RPC_PATH)
+@UseFilters(A2aErrorFilter)
+@ApiDefaultResponse({ description: 'A JSON-RPC error response; `error.data.error_code` is DataAgent\'s. A bad key is HTTP 401, a quota 429 with Retry-After', type: A2aRpcErrorBody })
+export class A2aController {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly control: ControlService,
+    private readonly access: SessionAccess,
+    @Inject(SETTINGS) private readonly settings: GatewaySettings,
+  ) {}
+
+  /** One JSON-RPC call; the streaming methods answer as Server-Sent Events, each `data:` a JSON-RPC response. */
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'A2A 1.0 JSON-RPC: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask (the agent card is at /.well-known/agent-card.json)',
+  })
+  @ApiBody({ type: A2aRpcRequestBody })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiResponse({
+    status: 200,
+    description: 'A JSON-RPC response; for SendStreamingMessage and SubscribeToTask an event stream of them (a Task first, then TaskStatusUpdateEvent and TaskArtifactUpdateEvent)',
+    content: {
+      'application/json': { schema: { $ref: '#/components/schemas/A2aRpcResultBody' } },
+      'text/event-stream': { schema: { type: 'string', description: '`data: <JSON-RPC response>` lines whose result is a StreamResponse' } },
+    },
+  })
+  async call(@CurrentCaller() caller: Caller, @Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const request = (body ?? {}) as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+    const id: RpcId = typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null;
+    try {
+      if (Array.isArray(body) || request.jsonrpc !== '2.0' || typeof request.method !== 'string') {
+        throw new A2aRpcError(RPC_CODE.invalidRequest, 'Not a JSON-RPC 2.0 request: send one object with jsonrpc "2.0", a method and params (batches are not supported)', { error_code: 'invalid_request' });
+      }
+      const params = (typeof request.params === 'object' && request.params !== null ? request.params : {}) as Record<string, unknown>;
+      switch (request.method) {
+        case 'SendMessage':
+          res.json(rpcResult(id, { task: await this.send(caller, params, String(req.id ?? '')) }));
+          return;
+        case 'SendStreamingMessage':
+          await this.sendStreaming(caller, params, String(req.id ?? ''), id, res);
+          return;
+        case 'GetTask':
+          res.json(rpcResult(id, (await this.snapshot(caller, taskIdOf(params))).task()));
+          return;
+        case 'CancelTask':
+          res.json(rpcResult(id, await this.cancel(caller, taskIdOf(params))));
+          return;
+        case 'SubscribeToTask': {
+          const projection = await this.snapshot(caller, taskIdOf(params));
+          await this.stream(projection, id, res);
+          return;
+        }
+        default:
+          throw unsupported(request.method);
+      }
+    } catch (err) {
+      // A bad key, a quota, an outage or a fault keeps its HTTP status (and Retry-After): the filter answers it.
+      if (!(err instanceof A2aRpcError) && !(err instanceof ApiError && !keepsHttpStatus(err))) throw err;
+      const error = err instanceof A2aRpcError ? err : rpcErrorOf(err);
+      if (res.headersSent) {
+        if (!res.writableEnded) res.end(`data: ${JSON.stringify(rpcError(id, error))}\n\n`);
+        return;
+      }
+      res.status(200).json(rpcError(id, error));
+    }
+  }
+
+  /** SendMessage: starts a task (or answers the one waiting) and returns it once it ends or waits for input. */
+  private async send(caller: Caller, params: Record<string, unknown>, requestId: string): Promise<A2aTask> {
+    const projection = await this.start(caller, params, requestId);
+    const returnImmediately = (params.configuration as { returnImmediately?: unknown } | undefined)?.returnImmediately === true;
+    if (!returnImmediately) await this.settle(projection);
+    return projection.task();
+  }
+
+  /** SendStreamingMessage: the task, then its updates until it ends or waits for input. */
+  private async sendStreaming(caller: Caller, params: Record<string, unknown>, requestId: string, id: RpcId, res: Response): Promise<void> {
+    const projection = await this.start(caller, params, requestId);
+    await this.stream(projection, id, res);
+  }
+
+  /**
+   * Starts the task a message asks for: a new run in the message's context (or a new one), or,
+   * for a message naming a task that waits for an approval, the decision it carries.
+   * @returns the task's projection up to now.
+   */
+  private async start(caller: Caller, params: Record<string, unknown>, requestId: string): Promise<A2aTaskProjection> {
+    const message = (params.message ?? null) as IncomingMessage | null;
+    if (!message || typeof message !== 'object') throw invalidParams('message', 'is required');
+    const parts = Array.isArray(message.parts) ? (message.parts as IncomingPart[]) : [];
+    if (typeof message.taskId === 'string' && message.taskId !== '') return this.answer(caller, message.taskId, message.contextId, parts);
+
+    const text = parts.flatMap((p) => (typeof p?.text === 'string' ? [p.text] : [])).join('');
+    if (text.trim() === '') throw invalidParams('message.parts', 'has no text part');
+    const assistantId = assistantOf(message.metadata) ?? assistantOf(params.metadata);
+    let contextId: string | undefined;
+    if (message.contextId !== undefined && message.contextId !== '') {
+      if (typeof message.contextId !== 'string' || !CONTEXT_ID.test(message.contextId)) throw invalidParams('message.contextId', 'must be 1-64 letters, digits, _ or -');
+      contextId = message.contextId;
+    }
+    const existing = contextId ? await this.access.findOwned(caller, contextId) : null;
+    const run = await this.chat.submit(
+      caller,
+      { message: text, ...(existing ? { session_id: contextId } : {}), ...(assistantId ? { assistant_id: assistantId } : {}) },
+      requestId,
+      contextId && !existing ? { newSessionId: contextId } : {},
+    );
+    return this.replay(run);
+  }
+
+  /** A message on a task that waits for an approval: its text ("approve", "reject") or data part (`{decision, request_id?, message?}`) decides it. */
+  private async answer(caller: Caller, taskId: string, contextId: unknown, parts: IncomingPart[]): Promise<A2aTaskProjection> {
+    const projection = await this.snapshot(caller, taskId);
+    if (typeof contextId === 'string' && contextId !== '' && contextId !== projection.contextId) throw invalidParams('message.contextId', `is not the context of task ${taskId}`);
+    const decision = decisionOf(parts);
+    const request = projection.pendingApproval(decision.requestId);
+    if (!request) {
+      const why = projection.final
+        ? `has ended (${projection.taskState}); continue the conversation with a new message in its context (contextId ${projection.contextId}, no taskId)`
+        : decision.requestId
+          ? `has no approval ${decision.requestId} waiting`
+          : `is not waiting for input (${projection.taskState})`;
+      throw new A2aRpcError(RPC_CODE.unsupportedOperation, `Task ${taskId} ${why}`, { error_code: 'task_not_waiting', details: { task_id: taskId, state: projection.taskState } });
+    }
+    await this.control.decide(caller, request.request_id, decision.decision, decision.message);
+    projection.answered(request.request_id);
+    return projection;
+  }
+
+  /** CancelTask: the run's cancel control message; answers the task once its `done` is in (or as it stands after the sync timeout). */
+  private async cancel(caller: Caller, taskId: string): Promise<A2aTask> {
+    const run = await this.access.getOwnedRun(caller, taskId);
+    const projection = await this.replay({ sessionId: run.sessionId, runId: run.runId });
+    const cancelled = !projection.final && (await this.control.cancelStarted({ runId: run.runId, sessionId: run.sessionId, tenantId: caller.tenantId }));
+    if (!cancelled) {
+      throw new A2aRpcError(RPC_CODE.taskNotCancelable, `Task ${taskId} has ended already (${projection.taskState})`, { error_code: 'task_not_cancelable', details: { task_id: taskId } });
+    }
+    await this.settle(projection, (p) => p.final);
+    return projection.task();
+  }
+
+  /** The caller's task as its log has it now. @throws A2aRpcError TaskNotFound for an unknown or another user's task. */
+  private async snapshot(caller: Caller, taskId: string): Promise<A2aTaskProjection> {
+    const run = await this.access.getOwnedRun(caller, taskId);
+    return this.replay({ sessionId: run.sessionId, runId: run.runId });
+  }
+
+  /** Folds the run's log, from its start to now, into a projection. */
+  private async replay(run: SubmittedRun): Promise<A2aTaskProjection> {
+    const projection = new A2aTaskProjection(run.runId, run.sessionId);
+    const stop = await this.chat.follow(run, 0, (event) => projection.apply(event));
+    stop();
+    return projection;
+  }
+
+  /** Follows the run from where `projection` stands until `until` holds (settled: ended or waiting), or the sync timeout. */
+  private async settle(projection: A2aTaskProjection, until: (p: A2aTaskProjection) => boolean = (p) => p.settled): Promise<void> {
+    if (until(projection)) return;
+    let done!: () => void;
+    const settled = new Promise<void>((resolve) => (done = resolve));
+    const run = { runId: projection.taskId, sessionId: projection.contextId };
+    const stop = await this.chat.follow(run, projection.lastSeq, (event) => {
+      projection.apply(event);
+      if (until(projection)) done();
+    }, { onEnded: () => done() });
+    // Past the sync timeout the task is answered as it stands: GetTask or SubscribeToTask follow it.
+    const timer = setTimeout(done, this.settings.server.syncTimeoutMs);
+    if (until(projection)) done();
+    await settled;
+    clearTimeout(timer);
+    stop();
+  }
+
+  /** Streams the task: its snapshot, then the updates of each later event, until it ends or waits for input. */
+  private async stream(projection: A2aTaskProjection, id: RpcId, res: Response): Promise<void> {
+    let ended = false;
+    let stop: (() => void) | undefined;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      stop?.();
+      res.end();
+    };
+    res.status(200).set(EVENT_STREAM_HEADERS);
+    res.flushHeaders();
+    const limit = this.settings.server.clientBufferMaxBytes;
+    const write = (responses: A2aStreamResponse[]) => {
+      for (const response of responses) res.write(`data: ${JSON.stringify(rpcResult(id, response))}\n\n`);
+    };
+    write([{ task: projection.task() }]);
+    if (projection.settled) return end();
+    // The client leaving ends its stream, not the task.
+    res.on('close', end);
+    const onEvent = (event: EventDict) => {
+      if (ended) return;
+      write(projection.apply(event));
+      // A client that stopped reading is let go (it resubscribes), not buffered without bound.
+      if (projection.settled || res.writableLength > limit) end();
+    };
+    stop = await this.chat.follow({ runId: projection.taskId, sessionId: projection.contextId }, projection.lastSeq, onEvent, { onEnded: end });
+    if (ended) stop();
+  }
+}
+
+/** The decision a message carries: a data part `{decision, request_id?, message?}`, or its text. */
+function decisionOf(parts: IncomingPart[]): { decision: HitlDecisionType; requestId?: string; message: string } {
+  for (const part of parts) {
+    const data = part?.data as { decision?: unknown; request_id?: unknown; message?: unknown } | undefined;
+    if (data && typeof data === 'object' && data.decision !== undefined) {
+      const decision = DECISIONS[String(data.decision).trim().toLowerCase()];
+      if (!decision) throw invalidParams('message.parts', 'data.decision must be approve, reject or approve_all');
+      return { decision, ...(typeof data.request_id === 'string' ? { requestId: data.request_id } : {}), message: typeof data.message === 'string' ? data.message : '' };
+    }
+  }
+  const text = parts.flatMap((p) => (typeof p?.text === 'string' ? [p.text] : [])).join(' ').trim();
+  const [word, ...rest] = text.split(/\s+/);
+  const decision = DECISIONS[(word ?? '').toLowerCase().replace(/[.!,]+$/, '')];
+  if (!decision) throw invalidParams('message.parts', 'must answer the approval: "approve" or "reject" as text, or a data part {"decision": "approve" | "reject" | "approve_all"}');
+  return { decision, message: rest.join(' ') };
+}
+
+const DECISIONS: Record<string, HitlDecisionType> = {
+  approve: 'approve',
+  approved: 'approve',
+  yes: 'approve',
+  reject: 'reject',
+  rejected: 'reject',
+  no: 'reject',
+  approve_all: 'approve_all',
+};
+
+function taskIdOf(params: Record<string, unknown>): string {
+  if (typeof params.id !== 'string' || params.id === '') throw invalidParams('id', 'must be the task id');
+  return params.id;
+}
+
+function assistantOf(metadata: unknown): string | undefined {
+  const id = (metadata as { assistant_id?: unknown } | null | undefined)?.assistant_id;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+function invalidParams(field: string, message: string): A2aRpcError {
+  return new A2aRpcError(RPC_CODE.invalidParams, `${field} ${message}`, { error_code: 'validation_failed', details: { fields: { [field]: [message] } } });
+}
+
+/** What a method this endpoint does not offer answers. */
+function unsupported(method: string): A2aRpcError {
+  if (/PushNotificationConfig/.test(method)) return new A2aRpcError(RPC_CODE.pushNotificationNotSupported, 'Push notifications are not supported: follow a task with SubscribeToTask', { error_code: 'push_notifications_not_supported' });
+  if (method === 'GetExtendedAgentCard') return new A2aRpcError(RPC_CODE.extendedCardNotConfigured, 'There is no extended agent card', { error_code: 'extended_card_not_configured' });
+  if (method === 'ListTasks') return new A2aRpcError(RPC_CODE.unsupportedOperation, 'ListTasks is not supported: GET /api/v1/sessions lists the conversations (contexts)', { error_code: 'unsupported_operation' });
+  return new A2aRpcError(RPC_CODE.methodNotFound, `Method not found: ${method}. This endpoint speaks A2A 1.0: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask`, { error_code: 'method_not_found' });
+}
+
+/** Errors an HTTP client acts on by status (a bad key, a quota, a full system, an outage): answered by the filter with it. */
+function keepsHttpStatus(error: ApiError): boolean {
+  return error.status === 401 || error.status === 403 || error.status === 429 || error.status >= 500;
+}
