@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
-import { ApiBody, ApiDefaultResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiDefaultResponse, ApiExtraModels, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
 import type { EventDict } from '#core/events/execution-event.js';
@@ -45,6 +45,7 @@ interface IncomingPart {
 @ApiTags('A2A')
 @Controller(A2A_RPC_PATH)
 @UseFilters(A2aErrorFilter)
+@ApiExtraModels(A2aRpcResultBody)
 @ApiDefaultResponse({ description: 'A JSON-RPC error response; `error.data.error_code` is DataAgent\'s. A bad key is HTTP 401, a quota 429 with Retry-After', type: A2aRpcErrorBody })
 export class A2aController {
   constructor(
@@ -66,7 +67,7 @@ export class A2aController {
     status: 200,
     description: 'A JSON-RPC response; for SendStreamingMessage and SubscribeToTask an event stream of them (a Task first, then TaskStatusUpdateEvent and TaskArtifactUpdateEvent)',
     content: {
-      'application/json': { schema: { $ref: '#/components/schemas/A2aRpcResultBody' } },
+      'application/json': { schema: { $ref: getSchemaPath(A2aRpcResultBody) } },
       'text/event-stream': { schema: { type: 'string', description: '`data: <JSON-RPC response>` lines whose result is a StreamResponse' } },
     },
   })
