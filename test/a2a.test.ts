@@ -26,6 +26,17 @@ describe('A2A', () => {
     const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] });
     return new ClientFactory(options).createFromUrl(system.url);
   }
+  /** A 0.3 client: the SDK's legacy JSON-RPC transport, chosen by the card's 0.3 interface; `methods` records what it sent. */
+  async function legacyClient(methods: string[]): Promise<Client> {
+    const authed = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ 'X-API-Key': TEST_API_KEY }), shouldRetryWithHeaders: async () => undefined });
+    const fetchImpl: typeof fetch = (input, init) => {
+      if (typeof init?.body === 'string') methods.push((JSON.parse(init.body) as { method: string }).method);
+      return authed(input, init);
+    };
+    const card = await (await client()).getAgentCard();
+    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })] });
+    return new ClientFactory(options).createFromAgentCard({ ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === '0.3') });
+  }
   const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: '' });
   const data = (value: Record<string, unknown>): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
   const message = (parts: Part[], more: Partial<Message> = {}): { tenant: string; message: Message; configuration: undefined; metadata: undefined } => ({
@@ -70,7 +81,7 @@ describe('A2A', () => {
     expect(card.skills.map((s) => s.id)).toContain('default');
     expect(card.capabilities?.streaming).toBe(true);
     expect(card.securitySchemes.api_key?.scheme).toEqual({ $case: 'apiKeySecurityScheme', value: { location: 'header', name: 'X-API-Key', description: expect.any(String) } });
-    expect(card.supportedInterfaces).toEqual([expect.objectContaining({ url: `${system.url}/api/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' })]);
+    expect(card.supportedInterfaces).toEqual(['1.0', '0.3'].map((protocolVersion) => expect.objectContaining({ url: `${system.url}/api/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion })));
     // Public: discovery needs no key.
     expect((await fetch(`${system.url}/.well-known/agent-card.json`)).status).toBe(200);
   });
@@ -207,5 +218,32 @@ describe('A2A', () => {
     await expect(bob.sendMessage(message([text('approve')], { taskId: mine.id }))).rejects.toMatchObject(notFound);
     await expect(bob.sendMessage(message([text('in your context')], { contextId: mine.contextId }))).rejects.toMatchObject({ name: 'RequestMalformedError' });
     await expect(bob.getTask({ tenant: '', id: randomUUID() })).rejects.toMatchObject(notFound);
+  });
+
+  it("serves the same calls to a 0.3 client under 0.3's names: stream, resubscribe, approval, get and cancel", async () => {
+    const methods: string[] = [];
+    const a2a = await legacyClient(methods);
+    const abort = new AbortController();
+    const before = await read(a2a.sendMessageStream(message([text('[[slow:40]] [[chunks:20]]')]), { signal: abort.signal }), (seen) => seen.filter((i) => i.payload?.$case === 'artifactUpdate').length >= 2);
+    abort.abort();
+    const resumed = await read(a2a.resubscribeTask({ tenant: '', id: taskOf(before).id }));
+    expect(answerOf(resumed)).toBe(Array.from({ length: 20 }, (_, i) => `tok${i} `).join(''));
+    expect(states(resumed).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    const path = `a2a-${randomUUID().slice(0, 8)}.txt`;
+    const waiting = await read(a2a.sendMessageStream(message([text(`[[tool:write_file {"path":"${path}","content":"v03"}]]`)])));
+    expect(states(waiting).at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const approved = (await a2a.sendMessage(message([text('approve')], { taskId: taskOf(waiting).id }))) as Task;
+    expect(approved.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(readFileSync(join(system.dataDir, 'workspaces', 'acme', 'alice', path), 'utf8')).toBe('v03');
+    expect((await a2a.getTask({ tenant: '', id: approved.id })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    const long: StreamResponse[] = [];
+    for await (const item of a2a.sendMessageStream(message([text('[[slow:100]] [[chunks:100]]')]))) {
+      long.push(item);
+      if (long.length === 2) expect((await a2a.cancelTask({ tenant: '', id: taskOf(long).id, metadata: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    }
+    expect(states(long).filter((s) => FINAL.includes(s))).toEqual([TaskState.TASK_STATE_CANCELED]);
+    expect(new Set(methods)).toEqual(new Set(['message/stream', 'tasks/resubscribe', 'message/send', 'tasks/get', 'tasks/cancel']));
   });
 });

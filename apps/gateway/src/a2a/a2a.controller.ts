@@ -14,6 +14,7 @@ import { SessionAccess } from '../sessions/session-access.service.js';
 import { A2aRpcErrorBody, A2aRpcRequestBody, A2aRpcResultBody } from './a2a-rpc.dto.js';
 import { A2aErrorFilter, A2aRpcError, RPC_CODE, rpcError, rpcErrorOf, rpcResult, type RpcId } from './a2a-rpc.js';
 import { A2aTaskProjection, type A2aStreamResponse, type A2aTask } from './a2a-task-projection.js';
+import { V03_METHODS, v03StreamResponse, v03Task } from './a2a-v03.js';
 
 const CONTEXT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -37,7 +38,8 @@ interface IncomingPart {
 
 /**
  * A2A 1.0 over JSON-RPC, as `@a2a-js/sdk`'s client speaks it: SendMessage (blocking until the
- * task ends or waits for input), SendStreamingMessage, GetTask, CancelTask and SubscribeToTask.
+ * task ends or waits for input), SendStreamingMessage, GetTask, CancelTask and SubscribeToTask;
+ * and the same calls under 0.3's names (`message/send` ... `tasks/resubscribe`), in 0.3's shapes.
  * A task is a run (its id the run id), a context a session; every answer is a projection of the
  * run's event log read from the start (no task store of its own), a stream continues from the
  * log's cursor, and a dropped stream is not a cancel.
@@ -59,7 +61,7 @@ export class A2aController {
   @Post()
   @HttpCode(200)
   @ApiOperation({
-    summary: 'A2A 1.0 JSON-RPC: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask (the agent card is at /.well-known/agent-card.json)',
+    summary: 'A2A JSON-RPC: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask (1.0), or message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe (0.3); the agent card is at /.well-known/agent-card.json',
   })
   @ApiBody({ type: A2aRpcRequestBody })
   @ApiProduces('application/json', 'text/event-stream')
@@ -79,26 +81,28 @@ export class A2aController {
         throw new A2aRpcError(RPC_CODE.invalidRequest, 'Not a JSON-RPC 2.0 request: send one object with jsonrpc "2.0", a method and params (batches are not supported)', { error_code: 'invalid_request' });
       }
       const params = (typeof request.params === 'object' && request.params !== null ? request.params : {}) as Record<string, unknown>;
-      switch (request.method) {
+      // 0.3's names reach the same calls, answered in 0.3's shapes.
+      const legacy = V03_METHODS[request.method] !== undefined;
+      const method = legacy ? V03_METHODS[request.method] : request.method;
+      const shape = legacy ? V03_SHAPE : V10_SHAPE;
+      switch (method) {
         case 'SendMessage':
-          res.json(rpcResult(id, { task: await this.send(caller, params, String(req.id ?? '')) }));
+          res.json(rpcResult(id, shape.sent(await this.send(caller, params, String(req.id ?? ''), legacy))));
           return;
         case 'SendStreamingMessage':
-          await this.sendStreaming(caller, params, String(req.id ?? ''), id, res);
+          await this.stream(await this.start(caller, params, String(req.id ?? '')), id, res, shape.streamed);
           return;
         case 'GetTask':
-          res.json(rpcResult(id, (await this.snapshot(caller, taskIdOf(params))).task()));
+          res.json(rpcResult(id, shape.task((await this.snapshot(caller, taskIdOf(params))).task())));
           return;
         case 'CancelTask':
-          res.json(rpcResult(id, await this.cancel(caller, taskIdOf(params))));
+          res.json(rpcResult(id, shape.task(await this.cancel(caller, taskIdOf(params)))));
           return;
-        case 'SubscribeToTask': {
-          const projection = await this.snapshot(caller, taskIdOf(params));
-          await this.stream(projection, id, res);
+        case 'SubscribeToTask':
+          await this.stream(await this.snapshot(caller, taskIdOf(params)), id, res, shape.streamed);
           return;
-        }
         default:
-          throw unsupported(request.method);
+          throw unsupported(method);
       }
     } catch (err) {
       // A bad key, a quota, an outage or a fault keeps its HTTP status (and Retry-After): the filter answers it.
@@ -113,17 +117,12 @@ export class A2aController {
   }
 
   /** SendMessage: starts a task (or answers the one waiting) and returns it once it ends or waits for input. */
-  private async send(caller: Caller, params: Record<string, unknown>, requestId: string): Promise<A2aTask> {
+  private async send(caller: Caller, params: Record<string, unknown>, requestId: string, legacy: boolean): Promise<A2aTask> {
     const projection = await this.start(caller, params, requestId);
-    const returnImmediately = (params.configuration as { returnImmediately?: unknown } | undefined)?.returnImmediately === true;
+    const configuration = params.configuration as { returnImmediately?: unknown; blocking?: unknown } | undefined;
+    const returnImmediately = legacy ? configuration?.blocking === false : configuration?.returnImmediately === true;
     if (!returnImmediately) await this.settle(projection);
     return projection.task();
-  }
-
-  /** SendStreamingMessage: the task, then its updates until it ends or waits for input. */
-  private async sendStreaming(caller: Caller, params: Record<string, unknown>, requestId: string, id: RpcId, res: Response): Promise<void> {
-    const projection = await this.start(caller, params, requestId);
-    await this.stream(projection, id, res);
   }
 
   /**
@@ -219,7 +218,7 @@ export class A2aController {
   }
 
   /** Streams the task: its snapshot, then the updates of each later event, until it ends or waits for input. */
-  private async stream(projection: A2aTaskProjection, id: RpcId, res: Response): Promise<void> {
+  private async stream(projection: A2aTaskProjection, id: RpcId, res: Response, shaped: (response: A2aStreamResponse) => unknown): Promise<void> {
     let ended = false;
     let stop: (() => void) | undefined;
     const end = () => {
@@ -232,7 +231,7 @@ export class A2aController {
     res.flushHeaders();
     const limit = this.settings.server.clientBufferMaxBytes;
     const write = (responses: A2aStreamResponse[]) => {
-      for (const response of responses) res.write(`data: ${JSON.stringify(rpcResult(id, response))}\n\n`);
+      for (const response of responses) res.write(`data: ${JSON.stringify(rpcResult(id, shaped(response)))}\n\n`);
     };
     write([{ task: projection.task() }]);
     if (projection.settled) return end();
@@ -248,6 +247,16 @@ export class A2aController {
     if (ended) stop();
   }
 }
+
+/** How results are written: 1.0's proto JSON (SendMessage answers `{task}`), or 0.3's `kind`-tagged objects (message/send answers the task). */
+interface ResultShape {
+  task: (task: A2aTask) => unknown;
+  sent: (task: A2aTask) => unknown;
+  streamed: (response: A2aStreamResponse) => unknown;
+}
+
+const V10_SHAPE: ResultShape = { task: (task) => task, sent: (task) => ({ task }), streamed: (response) => response };
+const V03_SHAPE: ResultShape = { task: v03Task, sent: v03Task, streamed: v03StreamResponse };
 
 /** The decision a message carries: a data part `{decision, request_id?, message?}`, or its text. */
 function decisionOf(parts: IncomingPart[]): { decision: HitlDecisionType; requestId?: string; message: string } {

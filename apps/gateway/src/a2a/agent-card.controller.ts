@@ -31,7 +31,8 @@ export class AgentCardController {
     return {
       name: 'DataAgent',
       description: "DataAgent's assistants: they answer, plan and use tools, and ask before sensitive actions (the task waits in input-required). Name an assistant with message metadata assistant_id (a skill id); the default is used otherwise.",
-      supportedInterfaces: [{ url: `${base}/${API_PREFIX}/${A2A_RPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      // One endpoint, both versions: a 1.0 client picks 1.0, a 0.3 one (the SDK's legacy transport) 0.3.
+      supportedInterfaces: ['1.0', '0.3'].map((protocolVersion) => ({ url: `${base}/${API_PREFIX}/${A2A_RPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion })),
       provider: { organization: 'DataAgent', url: base },
       version: this.settings.version,
       documentationUrl: `${base}/docs`,
