@@ -197,6 +197,10 @@ describe('A2A', () => {
     expect(raw.status).toBe(401);
     expect(await raw.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000, data: { error_code: 'invalid_api_key' } } });
 
+    // A method that is not A2A's gets JSON-RPC's own error.
+    const post = (body: string) => fetch(`${system.url}/api/v1/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body });
+    expect(await (await post(JSON.stringify({ jsonrpc: '2.0', id: 'x', method: 'tasks/explode', params: {} }))).json()).toMatchObject({ id: 'x', error: { code: -32601 } });
+
     const a2a = await client();
     await expect(a2a.sendMessage(message([text('hi')], { metadata: { assistant_id: 'no-such-assistant' } }))).rejects.toMatchObject({
       name: 'RequestMalformedError',

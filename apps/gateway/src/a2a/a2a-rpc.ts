@@ -5,7 +5,6 @@ import { ApiExceptionFilter } from '../common/api-exception.filter.js';
 
 /** JSON-RPC 2.0's own codes and A2A's (A2A 1.0, "JSON-RPC error codes"). */
 export const RPC_CODE = {
-  parseError: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
   invalidParams: -32602,
@@ -71,8 +70,8 @@ export function rpcErrorOf(error: ApiError): A2aRpcError {
 }
 
 /**
- * Errors of the A2A endpoint before or around a JSON-RPC call (a bad key, a quota, a body that is
- * no JSON) as JSON-RPC error responses, with the same HTTP status and Retry-After as everywhere
+ * Errors of the A2A endpoint around a JSON-RPC call (a bad key, a quota, an outage) as JSON-RPC
+ * error responses, with the same HTTP status and Retry-After as everywhere
  * else: an A2A client surfaces the message, and its HTTP layer still sees 401 or 429.
  */
 @Catch()

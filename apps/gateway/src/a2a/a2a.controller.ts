@@ -7,12 +7,13 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
 import { EVENT_STREAM_HEADERS } from '../common/event-stream-response.js';
-import { ControlService, type HitlDecisionType } from '../control/control.service.js';
+import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { A2aRpcErrorBody, A2aRpcRequestBody, A2aRpcResultBody } from './a2a-rpc.dto.js';
 import { A2aErrorFilter, A2aRpcError, RPC_CODE, rpcError, rpcErrorOf, rpcResult, type RpcId } from './a2a-rpc.js';
+import { assistantOf, decisionOf, invalidParams, messageText, taskIdOf, unsupported, type IncomingMessage, type IncomingPart } from './a2a-requests.js';
 import { A2aTaskProjection, type A2aStreamResponse, type A2aTask } from './a2a-task-projection.js';
 import { V03_METHODS, v03StreamResponse, v03Task } from './a2a-v03.js';
 
@@ -20,21 +21,6 @@ const CONTEXT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The JSON-RPC path, under the API prefix: the agent card names it. */
 export const A2A_RPC_PATH = 'a2a';
-
-/** What the message of a SendMessage request may carry (proto JSON; the rest is ignored). */
-interface IncomingMessage {
-  messageId?: unknown;
-  contextId?: unknown;
-  taskId?: unknown;
-  role?: unknown;
-  parts?: unknown;
-  metadata?: unknown;
-}
-
-interface IncomingPart {
-  text?: unknown;
-  data?: unknown;
-}
 
 /**
  * A2A 1.0 over JSON-RPC, as `@a2a-js/sdk`'s client speaks it: SendMessage (blocking until the
@@ -136,7 +122,7 @@ export class A2aController {
     const parts = Array.isArray(message.parts) ? (message.parts as IncomingPart[]) : [];
     if (typeof message.taskId === 'string' && message.taskId !== '') return this.answer(caller, message.taskId, message.contextId, parts);
 
-    const text = parts.flatMap((p) => (typeof p?.text === 'string' ? [p.text] : [])).join('');
+    const text = messageText(parts);
     if (text.trim() === '') throw invalidParams('message.parts', 'has no text part');
     const assistantId = assistantOf(message.metadata) ?? assistantOf(params.metadata);
     let contextId: string | undefined;
@@ -257,55 +243,6 @@ interface ResultShape {
 
 const V10_SHAPE: ResultShape = { task: (task) => task, sent: (task) => ({ task }), streamed: (response) => response };
 const V03_SHAPE: ResultShape = { task: v03Task, sent: v03Task, streamed: v03StreamResponse };
-
-/** The decision a message carries: a data part `{decision, request_id?, message?}`, or its text. */
-function decisionOf(parts: IncomingPart[]): { decision: HitlDecisionType; requestId?: string; message: string } {
-  for (const part of parts) {
-    const data = part?.data as { decision?: unknown; request_id?: unknown; message?: unknown } | undefined;
-    if (data && typeof data === 'object' && data.decision !== undefined) {
-      const decision = DECISIONS[String(data.decision).trim().toLowerCase()];
-      if (!decision) throw invalidParams('message.parts', 'data.decision must be approve, reject or approve_all');
-      return { decision, ...(typeof data.request_id === 'string' ? { requestId: data.request_id } : {}), message: typeof data.message === 'string' ? data.message : '' };
-    }
-  }
-  const text = parts.flatMap((p) => (typeof p?.text === 'string' ? [p.text] : [])).join(' ').trim();
-  const [word, ...rest] = text.split(/\s+/);
-  const decision = DECISIONS[(word ?? '').toLowerCase().replace(/[.!,]+$/, '')];
-  if (!decision) throw invalidParams('message.parts', 'must answer the approval: "approve" or "reject" as text, or a data part {"decision": "approve" | "reject" | "approve_all"}');
-  return { decision, message: rest.join(' ') };
-}
-
-const DECISIONS: Record<string, HitlDecisionType> = {
-  approve: 'approve',
-  approved: 'approve',
-  yes: 'approve',
-  reject: 'reject',
-  rejected: 'reject',
-  no: 'reject',
-  approve_all: 'approve_all',
-};
-
-function taskIdOf(params: Record<string, unknown>): string {
-  if (typeof params.id !== 'string' || params.id === '') throw invalidParams('id', 'must be the task id');
-  return params.id;
-}
-
-function assistantOf(metadata: unknown): string | undefined {
-  const id = (metadata as { assistant_id?: unknown } | null | undefined)?.assistant_id;
-  return typeof id === 'string' && id !== '' ? id : undefined;
-}
-
-function invalidParams(field: string, message: string): A2aRpcError {
-  return new A2aRpcError(RPC_CODE.invalidParams, `${field} ${message}`, { error_code: 'validation_failed', details: { fields: { [field]: [message] } } });
-}
-
-/** What a method this endpoint does not offer answers. */
-function unsupported(method: string): A2aRpcError {
-  if (/PushNotificationConfig/.test(method)) return new A2aRpcError(RPC_CODE.pushNotificationNotSupported, 'Push notifications are not supported: follow a task with SubscribeToTask', { error_code: 'push_notifications_not_supported' });
-  if (method === 'GetExtendedAgentCard') return new A2aRpcError(RPC_CODE.extendedCardNotConfigured, 'There is no extended agent card', { error_code: 'extended_card_not_configured' });
-  if (method === 'ListTasks') return new A2aRpcError(RPC_CODE.unsupportedOperation, 'ListTasks is not supported: GET /api/v1/sessions lists the conversations (contexts)', { error_code: 'unsupported_operation' });
-  return new A2aRpcError(RPC_CODE.methodNotFound, `Method not found: ${method}. This endpoint speaks A2A 1.0: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask`, { error_code: 'method_not_found' });
-}
 
 /** Errors an HTTP client acts on by status (a bad key, a quota, a full system, an outage): answered by the filter with it. */
 function keepsHttpStatus(error: ApiError): boolean {
