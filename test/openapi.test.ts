@@ -63,12 +63,14 @@ describe('the OpenAPI document', () => {
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         const where = `${method.toUpperCase()} ${path}`;
-        // Health, and what authorization servers and browsers reach for an MCP sign-in, need no key
-        // (an empty requirement); everything else inherits the document's.
-        const open = path.startsWith('/api/v1/health') || path.startsWith('/api/v1/mcp/oauth/');
+        // Health, what authorization servers and browsers reach for an MCP sign-in, and the A2A agent
+        // card (discovery) need no key (an empty requirement); everything else inherits the document's.
+        const open = path.startsWith('/api/v1/health') || path.startsWith('/api/v1/mcp/oauth/') || path === '/.well-known/agent-card.json';
         expect([where, operation.security]).toEqual([where, open ? [{}] : undefined]);
         const schema = operation.responses.default?.content?.['application/json']?.schema?.$ref;
-        expect([where, schema]).toEqual([where, path.startsWith('/v1/') ? '#/components/schemas/OpenAiErrorBody' : '#/components/schemas/ApiErrorBody']);
+        // Each dialect answers errors in its own shape: OpenAI's under /v1, JSON-RPC's on the A2A endpoint.
+        const errorBody = path.startsWith('/v1/') ? 'OpenAiErrorBody' : path === '/api/v1/a2a' ? 'A2aRpcErrorBody' : 'ApiErrorBody';
+        expect([where, schema]).toEqual([where, `#/components/schemas/${errorBody}`]);
       }
     }
     expect(document.components.schemas.ApiErrorBody).toMatchObject({ required: ['error_code', 'message', 'details'] });

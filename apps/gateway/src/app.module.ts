@@ -1,5 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { A2aController } from './a2a/a2a.controller.js';
+import { AgentCardController } from './a2a/agent-card.controller.js';
 import { AgentsController } from './agents/agents.controller.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -40,7 +42,22 @@ export class AppModule {
         AdminModule,
         LoggingModule.forRoot({ level: settings.log.level }),
       ],
-      controllers: [ChatController, EventStreamController, HitlController, ElicitationController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController, ResponsesController, UiChatController],
+      controllers: [
+        ChatController,
+        EventStreamController,
+        HitlController,
+        ElicitationController,
+        SessionsController,
+        AgentsController,
+        HealthController,
+        MemoryController,
+        MeController,
+        OpenAiCompatController,
+        ResponsesController,
+        UiChatController,
+        A2aController,
+        AgentCardController,
+      ],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,

@@ -28,6 +28,7 @@ import { HEALTH_PATH } from './health/health.controller.js';
 import { followPrimaryShutdown, GatewayPrimary, gatewayUrl, isGatewayClusterProcess } from './infra/gateway-cluster.js';
 import { ClusterMetricsClient } from './metrics/cluster-metrics.js';
 import { API_PREFIX } from './common/api-prefix.js';
+import { AGENT_CARD_PATH } from './a2a/agent-card.controller.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -93,8 +94,18 @@ async function main(): Promise<void> {
   app.enableCors(origins.corsOptions());
   // The demo UI at `/`, behind the same Host/Origin check as the API.
   serveWebUi(app);
-  // The OpenAI-compatible API lives where OpenAI clients look for it: /v1.
-  app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'v1/models', method: RequestMethod.GET }, { path: 'v1/models/:id', method: RequestMethod.GET }, { path: 'v1/chat/completions', method: RequestMethod.POST }, { path: 'v1/responses', method: RequestMethod.POST }, { path: 'v1/responses/:id', method: RequestMethod.GET }, { path: 'v1/responses/:id/cancel', method: RequestMethod.POST }] });
+  // The OpenAI-compatible API lives where OpenAI clients look for it: /v1; the A2A agent card where A2A clients do.
+  app.setGlobalPrefix(API_PREFIX, {
+    exclude: [
+      { path: 'v1/models', method: RequestMethod.GET },
+      { path: 'v1/models/:id', method: RequestMethod.GET },
+      { path: 'v1/chat/completions', method: RequestMethod.POST },
+      { path: 'v1/responses', method: RequestMethod.POST },
+      { path: 'v1/responses/:id', method: RequestMethod.GET },
+      { path: 'v1/responses/:id/cancel', method: RequestMethod.POST },
+      { path: AGENT_CARD_PATH, method: RequestMethod.GET },
+    ],
+  });
   serveApiDocs(app, version);
   if (settings.server.bullBoard) serveQueueBoard(app, settings.tenancy.multiTenant);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true, exceptionFactory: validationError }));
