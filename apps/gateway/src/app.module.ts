@@ -26,6 +26,7 @@ import { MeController } from './users/me.controller.js';
 import { OpenAiCompatController } from './openai-compat/openai-compat.controller.js';
 import { ResponsesController } from './openai-responses/responses.controller.js';
 import { UiChatController } from './ui-stream/ui-chat.controller.js';
+import { AgUiController } from './ag-ui/ag-ui.controller.js';
 
 @Module({})
 export class AppModule {
@@ -40,7 +41,7 @@ export class AppModule {
         AdminModule,
         LoggingModule.forRoot({ level: settings.log.level }),
       ],
-      controllers: [ChatController, EventStreamController, HitlController, ElicitationController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController, ResponsesController, UiChatController],
+      controllers: [ChatController, EventStreamController, HitlController, ElicitationController, SessionsController, AgentsController, HealthController, MemoryController, MeController, OpenAiCompatController, ResponsesController, UiChatController, AgUiController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,
