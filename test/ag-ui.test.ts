@@ -155,6 +155,8 @@ describe('AG-UI (HttpAgent)', () => {
     // HttpAgent itself refuses to run on without an answer.
     await expect(a.runAgent({})).rejects.toThrow(/pending interrupt/);
 
+    // A second copy of the client, as it stood at the interrupt: it will send the same answer again.
+    const late = a.clone() as HttpAgent;
     const answered = recorder();
     await a.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] }, answered.subscriber);
     expect(dataAgentRun(answered.events)).toBe(runId);
@@ -164,6 +166,30 @@ describe('AG-UI (HttpAgent)', () => {
     const log = await runEvents(runId);
     expect(log.filter((e) => e.event_type === 'tool_result')).toEqual([expect.objectContaining({ tool_call_id: call.toolCallId, status: 'success' })]);
     expect(log.filter((e) => e.event_type === 'done')).toEqual([expect.objectContaining({ cancelled: false })]);
+
+    // The same resume sent again (its stream was cut): the decision stands once, and the run's continuation is read again.
+    const again = recorder();
+    await late.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: false } }] }, again.subscriber);
+    expect(types(again.events).filter((t) => t !== 'TEXT_MESSAGE_CONTENT')).toEqual(types(answered.events).filter((t) => t !== 'TEXT_MESSAGE_CONTENT'));
+    expect(again.events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({ metadata: { status: 'success' } });
+    expect(assistantTexts(late)).toEqual(assistantTexts(a));
+  });
+
+  it('a rejected approval: the call is refused and the same run ends cancelled, as its log says', async () => {
+    const a = agent();
+    say(a, '[[tool:write_file {"path":"ag-ui-refused.txt","content":"no"}]]');
+    const asked = recorder();
+    await a.runAgent({}, asked.subscriber);
+    const interrupt = asked.finished[0]!.interrupts![0]!;
+    const answered = recorder();
+    await a.runAgent({ resume: [{ interruptId: interrupt.id, status: 'cancelled' }] }, answered.subscriber);
+    expect(dataAgentRun(answered.events)).toBe(dataAgentRun(asked.events));
+    expect(answered.finished).toEqual([{ outcome: 'cancelled' }]);
+    expect((await runEvents(dataAgentRun(asked.events))).filter((e) => e.event_type === 'done')).toEqual([expect.objectContaining({ cancelled: true })]);
+    expect(answered.events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: interrupt.toolCallId, metadata: { status: 'rejected' } });
+    // An interrupt of another thread's run is not found.
+    const stranger = agent();
+    await expect(stranger.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] })).rejects.toMatchObject({ status: 404 });
   });
 
   it("runs the assistant's own tool: the call, its arguments and its result", async () => {
