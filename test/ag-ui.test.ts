@@ -118,6 +118,53 @@ describe('AG-UI (HttpAgent)', () => {
     expect(done).toEqual([expect.objectContaining({ cancelled: false })]);
   });
 
+  /** A fetch whose response ends after the first `frames` SSE frames, as when a proxy or the network drops the connection. */
+  const cutAfter = (frames: number) => async (url: string, init: RequestInit): Promise<Response> => {
+    const res = await fetch(url, init);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let buffer = '';
+    let passed = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0 && passed < frames) {
+          controller.enqueue(encoder.encode(buffer.slice(0, end + 2)));
+          buffer = buffer.slice(end + 2);
+          passed++;
+        }
+        if (passed >= frames) {
+          await reader.cancel();
+          controller.close();
+        }
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+
+  it('a client cut before any text names its cursor in forwardedProps: after_seq 0 reads the active run from its start', async () => {
+    const threadId = `thread-${randomUUID().slice(0, 8)}`;
+    const cut = new HttpAgent({ url: `${system.url}/api/v1/ag-ui`, headers: { 'x-api-key': TEST_API_KEY }, threadId, fetch: cutAfter(1) });
+    say(cut, '[[slow:60]] [[chunks:30]]');
+    const first = recorder();
+    await cut.runAgent({}, first.subscriber);
+    expect(types(first.events)).toEqual(['RUN_STARTED']);
+    expect(first.finished).toEqual([]);
+    // Its messages end with its own: as a new turn that is refused while the run goes on.
+    const a = agent({ threadId });
+    a.setMessages(cut.messages);
+    await expect(a.runAgent({})).rejects.toMatchObject({ status: 409, payload: { error_code: 'run_in_progress' } });
+    const resumed = recorder();
+    await a.runAgent({ forwardedProps: { dataagent: { after_seq: 0 } } }, resumed.subscriber);
+    expect(dataAgentRun(resumed.events)).toBe(dataAgentRun(first.events));
+    expect(assistantTexts(a)).toEqual([Array.from({ length: 30 }, (_, i) => `tok${i} `).join('')]);
+    expect(resumed.finished).toEqual([{ outcome: 'success', pendingToolCallIds: [] }]);
+  });
+
   it('stops a run with its own request: the AG-UI run finishes cancelled, and the log has one done, cancelled', async () => {
     const a = agent();
     say(a, '[[slow:100]] [[chunks:100]]');

@@ -53,10 +53,11 @@ export function readRunAgentInput(body: unknown): RunAgentRequest {
   if (!Array.isArray(input.messages)) throw invalid('messages', 'must be a list of AG-UI messages');
   const messages = input.messages as AgUiMessage[];
   const clientTools = parseClientTools(toolsOf(input.tools), undefined);
-  const cursor = explicitCursor(input.forwardedProps) ?? cursorOf(messages);
+  const named = explicitCursor(input.forwardedProps);
+  const cursor = named ?? cursorOf(messages);
   const answers = answersOf(input.resume);
   if (answers.length > 0) return { threadId: input.threadId, runId: input.runId, clientTools, request: { kind: 'resume', answers, ...(cursor ? { cursor } : {}) } };
-  const forced = explicitCursor(input.forwardedProps) !== undefined;
+  const forced = named !== undefined;
   const last = messages.at(-1);
   let request: ThreadRequest;
   if (!forced && last?.role === 'user') request = { kind: 'turn', message: userText(last, messages.length - 1), history: historyOf(messages.slice(0, -1)) };
