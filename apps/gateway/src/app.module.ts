@@ -28,6 +28,7 @@ import { MeController } from './users/me.controller.js';
 import { OpenAiCompatController } from './openai-compat/openai-compat.controller.js';
 import { ResponsesController } from './openai-responses/responses.controller.js';
 import { UiChatController } from './ui-stream/ui-chat.controller.js';
+import { AgUiController } from './ag-ui/ag-ui.controller.js';
 
 @Module({})
 export class AppModule {
@@ -57,6 +58,7 @@ export class AppModule {
         UiChatController,
         A2aController,
         AgentCardController,
+        AgUiController,
       ],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
