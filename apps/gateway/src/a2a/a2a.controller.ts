@@ -2,11 +2,10 @@ import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '
 import { ApiBody, ApiDefaultResponse, ApiExtraModels, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
-import type { EventDict } from '#core/events/execution-event.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
-import { EVENT_STREAM_HEADERS } from '../common/event-stream-response.js';
+import { pipeRunEvents, sseFrame } from '../common/event-stream-response.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
@@ -205,32 +204,14 @@ export class A2aController {
 
   /** Streams the task: its snapshot, then the updates of each later event, until it ends or waits for input. */
   private async stream(projection: A2aTaskProjection, id: RpcId, res: Response, shaped: (response: A2aStreamResponse) => unknown): Promise<void> {
-    let ended = false;
-    let stop: (() => void) | undefined;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stop?.();
-      res.end();
-    };
-    res.status(200).set(EVENT_STREAM_HEADERS);
-    res.flushHeaders();
-    const limit = this.settings.server.clientBufferMaxBytes;
-    const write = (responses: A2aStreamResponse[]) => {
-      for (const response of responses) res.write(`data: ${JSON.stringify(rpcResult(id, shaped(response)))}\n\n`);
-    };
-    write([{ task: projection.task() }]);
-    if (projection.settled) return end();
-    // The client leaving ends its stream, not the task.
-    res.on('close', end);
-    const onEvent = (event: EventDict) => {
-      if (ended) return;
-      write(projection.apply(event));
-      // A client that stopped reading is let go (it resubscribes), not buffered without bound.
-      if (projection.settled || res.writableLength > limit) end();
-    };
-    stop = await this.chat.follow({ runId: projection.taskId, sessionId: projection.contextId }, projection.lastSeq, onEvent, { onEnded: end });
-    if (ended) stop();
+    const frames = (responses: A2aStreamResponse[]) => responses.map((response) => sseFrame(rpcResult(id, shaped(response))));
+    await pipeRunEvents(res, {
+      opening: frames([{ task: projection.task() }]),
+      openingOnly: projection.settled,
+      limit: this.settings.server.clientBufferMaxBytes,
+      follow: (listener, onEnded) => this.chat.follow({ runId: projection.taskId, sessionId: projection.contextId }, projection.lastSeq, listener, { onEnded }),
+      step: (event) => ({ frames: frames(projection.apply(event)), ends: projection.settled }),
+    });
   }
 }
 

@@ -3,17 +3,16 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiRespons
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
 import { findAssistant } from '#core/config/assistant-catalog.js';
-import type { EventDict } from '#core/events/execution-event.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
-import { EVENT_STREAM_HEADERS } from '../common/event-stream-response.js';
+import { pipeRunEvents, sseFrame } from '../common/event-stream-response.js';
 import { CancelAnswer } from '../control/control-answers.dto.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
-import { AgUiProjection, runOfRequest, type AgUiEvent, type ResumePoint } from './ag-ui-events.js';
+import { AgUiProjection, runOfRequest, type ResumePoint } from './ag-ui-events.js';
 import { readRunAgentInput, type RunAgentRequest, type ThreadRequest } from './run-agent-input.js';
 
 const RUN_AGENT_INPUT = {
@@ -140,31 +139,15 @@ export class AgUiController {
   /** Writes the AG-UI run: RUN_STARTED, then the DataAgent run's events past `from`, until the AG-UI run ends. */
   private async stream(input: RunAgentRequest, run: SubmittedRun, from: ResumePoint, res: Response): Promise<void> {
     const projection = new AgUiProjection(input.threadId, input.runId, from);
-    let ended = false;
-    let stop: (() => void) | undefined;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stop?.();
-      res.end();
-    };
-    res.status(200).set(EVENT_STREAM_HEADERS);
-    res.setHeader('x-dataagent-session', run.sessionId);
-    res.setHeader('x-dataagent-run', run.runId);
-    res.flushHeaders();
-    const send = (event: AgUiEvent) => res.write(`data: ${JSON.stringify(event)}\n\n`);
-    send(projection.started(run));
-    const limit = this.settings.server.clientBufferMaxBytes;
-    const write = (event: EventDict) => {
-      if (ended) return;
-      const { events, ends } = projection.next(event);
-      events.forEach(send);
-      // A client that stopped reading is let go (it re-attaches), not buffered without bound.
-      if (ends || res.writableLength > limit) end();
-    };
-    // The client leaving ends its stream, not the run.
-    res.on('close', end);
-    stop = await this.chat.follow(run, 0, write, { onEnded: end });
-    if (ended) stop();
+    await pipeRunEvents(res, {
+      headers: { 'x-dataagent-session': run.sessionId, 'x-dataagent-run': run.runId },
+      opening: [sseFrame(projection.started(run))],
+      limit: this.settings.server.clientBufferMaxBytes,
+      follow: (listener, onEnded) => this.chat.follow(run, 0, listener, { onEnded }),
+      step: (event) => {
+        const { events, ends } = projection.next(event);
+        return { frames: events.map((e) => sseFrame(e)), ends };
+      },
+    });
   }
 }

@@ -9,7 +9,7 @@ import type { RunRecord } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
-import { startEventStream } from '../common/event-stream-response.js';
+import { pipeRunEvents, sseFrame } from '../common/event-stream-response.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
@@ -233,28 +233,14 @@ export class ResponsesController {
   /** The response's events after `startingAfter` as server-sent events, then live ones until it ends. A client that leaves stops its stream, not the run. */
   private async stream(run: ResponseRun, startingAfter: number, res: Response): Promise<void> {
     const projection = new ResponseProjection(run.window, run.model);
-    let ended = false;
-    let stop: (() => void) | undefined;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stop?.();
-      res.end();
-    };
-    startEventStream(res);
-    res.flushHeaders();
-    const limit = this.settings.server.clientBufferMaxBytes;
-    const write = (event: EventDict) => {
-      if (ended) return;
-      for (const out of projection.eventsOf(event)) {
-        if (out.sequence_number > startingAfter) res.write(`event: ${out.type}\ndata: ${JSON.stringify(out)}\n\n`);
-      }
-      // A client that stopped reading is let go (it resumes with starting_after), not buffered without bound.
-      if (projection.isEnded || res.writableLength > limit) end();
-    };
-    res.on('close', end);
-    stop = await this.chat.follow(run, 0, write, { onEnded: end });
-    if (ended) stop();
+    await pipeRunEvents(res, {
+      limit: this.settings.server.clientBufferMaxBytes,
+      follow: (listener, onEnded) => this.chat.follow(run, 0, listener, { onEnded }),
+      step: (event) => ({
+        frames: projection.eventsOf(event).flatMap((out) => (out.sequence_number > startingAfter ? [sseFrame(out, out.type)] : [])),
+        ends: projection.isEnded,
+      }),
+    });
   }
 }
 

@@ -2,12 +2,12 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
-import type { EventDict } from '#core/events/execution-event.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
 import { parseClientTools } from '../openai-compat/chat-completions.js';
 import { ApiError } from '../common/api-error.js';
+import { pipeRunEvents, sseFrame } from '../common/event-stream-response.js';
 import { CancelAnswer } from '../control/control-answers.dto.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -51,6 +51,9 @@ const UI_CHAT_BODY = {
     },
   },
 };
+
+/** The last frame of a UI message stream. */
+const UI_STREAM_END = 'data: [DONE]\n\n';
 
 const UI_STREAM = {
   type: 'string',
@@ -164,57 +167,29 @@ export class UiChatController {
    */
   private async stream(run: SubmittedRun, res: Response, after?: string): Promise<void> {
     const projection = new UiMessageProjection();
-    let ended = false;
     let skipping = after !== undefined;
-    let stop: (() => void) | undefined;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stop?.();
-      res.end();
-    };
-    res.status(200);
-    res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-    res.setHeader('cache-control', 'no-cache, no-transform');
-    res.setHeader('x-vercel-ai-ui-message-stream', 'v1');
-    res.setHeader('x-accel-buffering', 'no');
-    res.setHeader('x-dataagent-session', run.sessionId);
-    res.setHeader('x-dataagent-run', run.runId);
-    res.flushHeaders();
-    const limit = this.settings.server.clientBufferMaxBytes;
-    const send = (chunks: UiChunk[]) => {
-      for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    };
-    if (skipping) send([{ type: 'start', messageId: run.runId }, { type: 'start-step' }]);
-    const write = async (event: EventDict) => {
-      const chunks = projection.chunksOf(event);
-      if (skipping) {
-        if (event.event_type === 'hitl_request' && event.request_id === after) skipping = false;
-        return;
-      }
-      send(chunks);
-      if (event.event_type === 'done') {
-        res.write('data: [DONE]\n\n');
-        end();
-      } else if (event.event_type === 'hitl_request' && (await this.hitl.get(event.request_id))?.status === 'pending') {
+    const frames = (chunks: UiChunk[]) => chunks.map((chunk) => sseFrame(chunk));
+    await pipeRunEvents(res, {
+      headers: { 'x-vercel-ai-ui-message-stream': 'v1', 'x-dataagent-session': run.sessionId, 'x-dataagent-run': run.runId },
+      opening: skipping ? frames([{ type: 'start', messageId: run.runId }, { type: 'start-step' }]) : [],
+      limit: this.settings.server.clientBufferMaxBytes,
+      follow: (listener, onEnded) => this.chat.follow(run, 0, listener, { onEnded }),
+      step: (event) => {
+        const chunks = projection.chunksOf(event);
+        if (skipping) {
+          if (event.event_type === 'hitl_request' && event.request_id === after) skipping = false;
+          return { frames: [] };
+        }
+        if (event.event_type === 'done') return { frames: [...frames(chunks), UI_STREAM_END], ends: true };
+        if (event.event_type !== 'hitl_request') return { frames: frames(chunks) };
         // The run waits for the person: this stream is done, and the answer is the next request.
-        send([{ type: 'finish-step' }, { type: 'finish', finishReason: 'tool-calls' }]);
-        res.write('data: [DONE]\n\n');
-        end();
-      } else if (res.writableLength > limit) {
-        // A client that stopped reading is let go (it resumes), not buffered without bound.
-        end();
-      }
-    };
-    // Events are written in log order even while one waits on a lookup.
-    let writing = Promise.resolve();
-    const enqueue = (event: EventDict) => {
-      writing = writing.then(() => (ended ? undefined : write(event))).catch(() => end());
-    };
-    // The client leaving stops its stream, not the run.
-    res.on('close', end);
-    stop = await this.chat.follow(run, 0, enqueue, { onEnded: () => void writing.then(end) });
-    if (ended) stop();
+        return this.hitl.get(event.request_id).then((record) =>
+          record?.status === 'pending'
+            ? { frames: [...frames(chunks), ...frames([{ type: 'finish-step' }, { type: 'finish', finishReason: 'tool-calls' }]), UI_STREAM_END], ends: true }
+            : { frames: frames(chunks) },
+        );
+      },
+    });
   }
 }
 

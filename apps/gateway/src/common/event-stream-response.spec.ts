@@ -1,0 +1,118 @@
+import { EventEmitter } from 'node:events';
+import type { Response } from 'express';
+import type { EventDict } from '#core/events/execution-event.js';
+import { pipeRunEvents, type StreamStep } from './event-stream-response.js';
+
+/** Just enough of an express Response to stream into: what was written, and whether it ended. */
+class FakeResponse extends EventEmitter {
+  written: string[] = [];
+  ended = false;
+  headers: Record<string, unknown> = {};
+  headersSent = false;
+  writableLength = 0;
+  status() {
+    return this;
+  }
+  set(headers: Record<string, unknown>) {
+    Object.assign(this.headers, headers);
+    return this;
+  }
+  setHeader(name: string, value: unknown) {
+    this.headers[name] = value;
+  }
+  flushHeaders() {
+    this.headersSent = true;
+  }
+  write(frame: string) {
+    this.written.push(frame);
+    return true;
+  }
+  end() {
+    this.ended = true;
+  }
+}
+
+const event = (seq: number, event_type = 'text'): EventDict => ({ event_type, seq, run_id: 'r', session_id: 's', timestamp: '' }) as unknown as EventDict;
+
+/** A run whose events the test pushes; `stopped` says whether the stream stopped following it. */
+function fakeRun() {
+  const run = { listener: (_e: EventDict) => undefined as void, onEnded: () => undefined as void, stopped: false };
+  const follow = async (listener: (e: EventDict) => void, onEnded: () => void) => {
+    run.listener = listener;
+    run.onEnded = onEnded;
+    return () => {
+      run.stopped = true;
+    };
+  };
+  return { run, follow };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('pipeRunEvents', () => {
+  it('writes the opening, then each step in log order even when one awaits', async () => {
+    const res = new FakeResponse();
+    const { run, follow } = fakeRun();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await pipeRunEvents(res as unknown as Response, {
+      headers: { 'x-extra': '1' },
+      opening: ['open'],
+      limit: 1_000,
+      follow,
+      step: (e): StreamStep | Promise<StreamStep> => (e.seq === 2 ? gate.then(() => ({ frames: ['2'] })) : { frames: [String(e.seq)], ends: e.event_type === 'done' }),
+    });
+    expect(res.headers).toMatchObject({ 'Content-Type': 'text/event-stream; charset=utf-8', 'x-extra': '1' });
+    run.listener(event(1));
+    run.listener(event(2));
+    run.listener(event(3));
+    await flush();
+    expect(res.written).toEqual(['open', '1']);
+    release();
+    await flush();
+    expect(res.written).toEqual(['open', '1', '2', '3']);
+    run.listener(event(4, 'done'));
+    expect(res.written.at(-1)).toBe('4');
+    expect(res.ended).toBe(true);
+    expect(run.stopped).toBe(true);
+    run.listener(event(5));
+    expect(res.written.at(-1)).toBe('4');
+  });
+
+  it('lets a client that fell behind go, and a client that left ends the stream, not more', async () => {
+    const behind = new FakeResponse();
+    const slow = fakeRun();
+    await pipeRunEvents(behind as unknown as Response, { limit: 10, follow: slow.follow, step: () => ({ frames: ['x'] }) });
+    slow.run.listener(event(1));
+    expect(behind.ended).toBe(false);
+    behind.writableLength = 11;
+    slow.run.listener(event(2));
+    expect(behind.ended).toBe(true);
+    expect(slow.run.stopped).toBe(true);
+
+    const leaving = new FakeResponse();
+    const left = fakeRun();
+    await pipeRunEvents(leaving as unknown as Response, { limit: 10, follow: left.follow, step: () => ({ frames: ['x'] }) });
+    leaving.emit('close');
+    expect(left.run.stopped).toBe(true);
+  });
+
+  it("ends after the steps still pending when the run's stream ends; an opening-only stream follows nothing", async () => {
+    const res = new FakeResponse();
+    const { run, follow } = fakeRun();
+    await pipeRunEvents(res as unknown as Response, { limit: 1_000, follow, step: () => flush().then(() => ({ frames: ['late'] })) });
+    run.listener(event(1));
+    run.onEnded();
+    expect(res.ended).toBe(false);
+    await flush();
+    await flush();
+    expect(res.written).toEqual(['late']);
+    expect(res.ended).toBe(true);
+
+    const snapshot = new FakeResponse();
+    const none = fakeRun();
+    let followed = false;
+    await pipeRunEvents(snapshot as unknown as Response, { opening: ['task'], openingOnly: true, limit: 1_000, follow: (...args) => ((followed = true), none.follow(...args)), step: () => ({ frames: [] }) });
+    expect({ written: snapshot.written, ended: snapshot.ended, followed }).toEqual({ written: ['task'], ended: true, followed: false });
+  });
+});
