@@ -50,6 +50,31 @@ describe('the MCP connection pool', () => {
     await p.close();
   });
 
+  it("keeps only the connections of a user's servers as they stand: a changed one closes now, or when its run lets go", async () => {
+    const p = pool();
+    const kept: McpServerConfig = { ...stdio, name: 'kept' };
+    const changed: McpServerConfig = { ...stdio, name: 'changed' };
+    const idle = await p.acquire(user(1), kept);
+    idle.release();
+    const held = await p.acquire(user(1), changed);
+    const other = await p.acquire(user(2), changed);
+    other.release();
+    const [keptPid, changedPid, otherPid] = [idle.connection.pid, held.connection.pid, other.connection.pid];
+    expect(p.userScopes()).toEqual(expect.arrayContaining([user(1), user(2)]));
+    // `changed` now has another argument: its held connection is retired, the unchanged one stays.
+    expect(await p.retain(user(1), [kept, { ...changed, args: [...(changed.args ?? []), '--changed'] }])).toBe(1);
+    expect(alive(keptPid)).toBe(true);
+    expect(alive(changedPid)).toBe(true);
+    held.release();
+    await until(() => !alive(changedPid), 'the retired connection closes when its run lets go');
+    // A user with no servers left keeps none; another user is untouched.
+    expect(await p.retain(user(1), [])).toBe(1);
+    await until(() => !alive(keptPid), 'the unchanged connection closes once the server is gone');
+    expect(alive(otherPid)).toBe(true);
+    expect(p.userScopes()).toEqual([user(2)]);
+    await p.close();
+  });
+
   it("keeps a user within their cap, closing their least recently used idle connection first, and refuses when all are in use", async () => {
     const p = pool({ maxPerUser: 2 });
     const servers = [1, 2, 3].map((i): McpServerConfig => ({ ...stdio, name: `ev${i}` }));

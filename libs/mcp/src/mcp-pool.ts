@@ -190,6 +190,32 @@ export class McpPool {
     return matching.length;
   }
 
+  /** The users this pool holds connections for. */
+  userScopes(): Array<Extract<PoolScope, { kind: 'user' }>> {
+    const scopes = new Map<string, Extract<PoolScope, { kind: 'user' }>>();
+    for (const entry of this.entries.values()) {
+      if (entry.scope.kind === 'user') scopes.set(entry.scopeKey, entry.scope);
+    }
+    return [...scopes.values()];
+  }
+
+  /**
+   * Keeps only the user's connections made with one of `configs` (their servers as they stand
+   * now): the others close now, or when the runs holding them let go, as {@link closeScope}.
+   * @returns how many connections were closed or retired.
+   */
+  async retain(scope: PoolScope, configs: readonly McpServerConfig[]): Promise<number> {
+    const scopeKey = scopeKeyOf(scope);
+    const current = new Set(configs.map((config) => `${scopeKey}/${config.name}/${hashConfig(config)}`));
+    const stale = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey && !current.has(e.key));
+    for (const entry of stale) {
+      this.entries.delete(entry.key);
+      entry.retired = true;
+    }
+    await Promise.all(stale.filter((e) => e.leases === 0).map((e) => e.connection.close().catch(() => undefined)));
+    return stale.length;
+  }
+
   /** Closes connections nobody holds that were last used more than `idleMs` ago. */
   async closeIdle(): Promise<number> {
     const cutoff = this.now - this.options.idleMs;

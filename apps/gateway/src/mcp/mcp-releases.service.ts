@@ -6,8 +6,9 @@ import { REDIS, STORE } from '../infra/tokens.js';
 
 /**
  * Tells workers when MCP connections are no longer wanted: a user's last session ended (deleted
- * or expired), or one of their servers changed. Best effort: a worker that misses it closes the
- * connection once idle (DATAAGENT_MCP_IDLE_SECONDS).
+ * or expired), or one of their servers changed. Best effort: a worker that misses a change finds
+ * the user's config version moved within seconds and lets go then; one that misses the end of
+ * their sessions closes the connection once idle (DATAAGENT_MCP_IDLE_SECONDS).
  */
 @Injectable()
 export class McpReleases {

@@ -30,6 +30,9 @@ import { policyFetch } from '#mcp/pinned-fetch.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ToolCallAuditWriter } from './tool-call-audit-writer.js';
 
+/** How often a worker checks whether the users it holds MCP connections for changed their servers. */
+const CONFIG_SWEEP_MS = 3_000;
+
 /** Seconds a published status lives unless a worker refreshes it. */
 const STATUS_TTL_SECONDS = 300;
 
@@ -189,7 +192,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
 
   // A user's servers are read again only when the gateway has raised their config version.
   const cache = new Map<string, { version: string; servers: McpServerConfig[] }>();
-  const userServers = async (caller: Caller): Promise<McpServerConfig[]> => {
+  const userServers = async (caller: Pick<Caller, 'tenantId' | 'userId'>): Promise<McpServerConfig[]> => {
     const key = `${caller.tenantId}:${caller.userId}`;
     const version = (await redis.get(redisKeys.mcpConfigVersion(caller.tenantId, caller.userId))) ?? '0';
     const cached = cache.get(key);
@@ -230,6 +233,30 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     });
   }
 
+  // Releases are pub/sub, at most once. A worker that missed one still lets go of connections
+  // made with a config that changed since: each sweep reads the config version of every user it
+  // holds connections for, and when it moved keeps only the connections of their servers now.
+  let sweeping = false;
+  const sweepChangedConfigs = async () => {
+    const scopes = pool.userScopes();
+    if (sweeping || scopes.length === 0) return;
+    sweeping = true;
+    try {
+      const versions = await redis.mget(...scopes.map((scope) => redisKeys.mcpConfigVersion(scope.tenantId, scope.userId)));
+      for (const [i, scope] of scopes.entries()) {
+        if (cache.get(`${scope.tenantId}:${scope.userId}`)?.version === (versions[i] ?? '0')) continue;
+        const closed = await pool.retain(scope, await userServers(scope));
+        if (closed > 0) logger.info({ tenant_id: scope.tenantId, user_id: scope.userId, closed }, 'MCP connections of a changed config released');
+      }
+    } catch (err) {
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not check users\' MCP config versions; the next sweep tries again');
+    } finally {
+      sweeping = false;
+    }
+  };
+  const configSweep = setInterval(() => void sweepChangedConfigs(), CONFIG_SWEEP_MS);
+  configSweep.unref();
+
   // A tenant's bindings are read again only when the gateway has raised their version.
   const bindingCache = new Map<string, { version: string; bindings: ToolBinding[] }>();
   const bindings = async (caller: Caller, assistantId: string) => {
@@ -263,6 +290,7 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
   });
   if (globalServers.length > 0) logger.info({ servers: globalServers.map((s) => s.name) }, 'MCP servers configured');
   const close = async () => {
+    clearInterval(configSweep);
     await releases?.quit().catch(() => releases.disconnect());
     await pool.close();
     await audit.close();
