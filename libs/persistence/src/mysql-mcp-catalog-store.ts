@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { toolSchemaVersion, type McpCatalog, type McpCatalogOwner, type McpCatalogStore, type McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
 import type { JsonObject } from './entities/column-types.js';
 import { McpToolEntity } from './entities/mcp-tool.entity.js';
+import { retryConflicts } from './retry-conflicts.js';
 
 /**
  * MCP tool catalogs in `mcp_tools`. A save replaces a server's rows in one transaction, and
@@ -34,15 +35,20 @@ export class MysqlMcpCatalogStore implements McpCatalogStore {
       }),
     );
     try {
-      await this.dataSource.transaction(async (manager) => {
-        await manager.delete(McpToolEntity, where);
-        // Chunks keep one statement well under max_allowed_packet for a large catalog.
-        for (let i = 0; i < rows.length; i += 100) await manager.insert(McpToolEntity, rows.slice(i, i + 100));
-      });
+      // Saves of other servers lock neighbouring ranges of the index and can deadlock with this
+      // one: the victim runs again, or its catalog would never land.
+      await retryConflicts(() =>
+        this.dataSource.transaction(async (manager) => {
+          // A first save deletes nothing: no delete is sent, so it takes no range locks to wait on.
+          if (stored) await manager.delete(McpToolEntity, where);
+          // Chunks keep one statement well under max_allowed_packet for a large catalog.
+          for (let i = 0; i < rows.length; i += 100) await manager.insert(McpToolEntity, rows.slice(i, i + 100));
+        }),
+      );
     } catch (err) {
       // Two workers listed the server at once: the other's rows stand (they describe the same
       // server; a later change is saved by whoever lists it next).
-      if (isConflict(err)) return false;
+      if (isDuplicate(err)) return false;
       throw err;
     }
     return true;
@@ -75,8 +81,7 @@ export class MysqlMcpCatalogStore implements McpCatalogStore {
   }
 }
 
-function isConflict(err: unknown): boolean {
+function isDuplicate(err: unknown): boolean {
   const e = err as { code?: unknown; driverError?: { code?: unknown } };
-  const code = e?.code ?? e?.driverError?.code;
-  return code === 'ER_DUP_ENTRY' || code === 'ER_LOCK_DEADLOCK';
+  return (e?.code ?? e?.driverError?.code) === 'ER_DUP_ENTRY';
 }
