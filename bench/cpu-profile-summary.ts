@@ -25,6 +25,8 @@ export interface ProfileWindow {
   fromUs: number;
   toUs: number;
   events: number;
+  /** CPU seconds each process used in the window as /proc counts them (CpuMeter), by profile name: what the shares are scaled to. */
+  cpuSeconds?: Record<string, number>;
 }
 
 /** The windows of each system's rounds: `dataagent` for gateway and workers, `relay` for the bare relay. */
@@ -63,6 +65,13 @@ export interface ProfileSummary {
   sampledUs: number;
   /** Events delivered within the windows (NaN without windows). */
   events: number;
+  /**
+   * The process's CPU per delivered event in the windows as /proc counts it, µs (NaN when the
+   * windows carry none). The sampled time is wall time on the process's thread while not idle, so
+   * it exceeds the CPU time when the process waits for a core: the rows are shown as shares of
+   * the sampled time and, scaled to this figure, as µs per event.
+   */
+  measuredUsPerEvent: number;
   windows: string[];
   byModule: ProfileRow[];
   inclusive: ProfileRow[];
@@ -146,6 +155,10 @@ export function summarizeProfile(name: string, profile: CpuProfile, windows: Pro
     name,
     sampledUs,
     events: windows.length > 0 ? windows.reduce((sum, w) => sum + w.events, 0) : NaN,
+    measuredUsPerEvent:
+      windows.length > 0 && windows.every((w) => w.cpuSeconds?.[name] !== undefined)
+        ? (windows.reduce((sum, w) => sum + w.cpuSeconds![name]!, 0) * 1e6) / windows.reduce((sum, w) => sum + w.events, 0)
+        : NaN,
     windows: windows.map((w) => w.label),
     byModule: rows(byModule),
     inclusive: rows(inclusive),
@@ -174,14 +187,19 @@ export async function summarizeProfileDir(dir: string, top = 15, only: string[] 
   return summaries;
 }
 
-/** A summary as the lines the bench prints: µs per delivered event and share of the sampled time. */
+/**
+ * A summary as the lines the bench prints: each row's share of the sampled time and, when the
+ * process's measured CPU per event is known, that share of it in µs per delivered event.
+ */
 export function formatProfileSummary(s: ProfileSummary): string {
-  const perEvent = (us: number) => (Number.isFinite(s.events) && s.events > 0 ? (us / s.events).toFixed(1) : '–').padStart(9);
+  const perEvent = (us: number) => (Number.isFinite(s.measuredUsPerEvent) ? ((us / s.sampledUs) * s.measuredUsPerEvent).toFixed(1) : '–').padStart(9);
   const share = (us: number) => `${((us / s.sampledUs) * 100).toFixed(1)} %`.padStart(8);
-  const table = (title: string, rows: ProfileRow[]) => [`  ${title.padEnd(72)} µs/event    share`, ...rows.map((r) => `    ${r.name.slice(0, 70).padEnd(70)} ${perEvent(r.us)} ${share(r.us)}`)];
+  const table = (title: string, rows: ProfileRow[]) => [`  ${title.padEnd(72)}    share µs/event`, ...rows.map((r) => `    ${r.name.slice(0, 70).padEnd(70)} ${share(r.us)} ${perEvent(r.us)}`)];
   const scope = s.windows.length > 0 ? `rounds ${s.windows.join(', ')}, ${s.events} delivered events` : 'the whole profile (no windows.json)';
+  const sampledPerEvent = Number.isFinite(s.events) ? `${(s.sampledUs / s.events).toFixed(1)} µs per event` : '';
   return [
-    `${s.name}: ${(s.sampledUs / 1000).toFixed(0)} ms sampled (not idle) over ${scope} = ${perEvent(s.sampledUs).trim()} µs per event`,
+    `${s.name}: ${(s.sampledUs / 1000).toFixed(0)} ms sampled, not idle (${sampledPerEvent}), over ${scope}; ` +
+      `measured CPU (/proc) ${Number.isFinite(s.measuredUsPerEvent) ? `${s.measuredUsPerEvent.toFixed(1)} µs per event` : 'not known'}`,
     ...table('by module, internals charged to the nearest caller in a module', s.byModule),
     ...table('inclusive by module (anywhere on the stack; rows overlap)', s.inclusive),
     ...table('top functions by self time', s.topFunctions),

@@ -156,6 +156,8 @@ interface RoundTarget {
   url: string;
   pids: Record<string, number>;
   cpuTrees: string[];
+  /** The name of a role's CPU profile (cpu-profile-summary.ts matches a window's CPU seconds to profiles by it). */
+  profileName: (role: string) => string;
 }
 
 /** A round's CPU window on the monotonic clock V8's CPU profiles use (µs), for cpu-profile-summary.ts. */
@@ -173,7 +175,8 @@ async function runRound(target: RoundTarget, { streams: sessions, rate }: RoundS
   const result = await runChatLoad({ url: target.url, apiKey: BENCH_API_KEY, sessions, message, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
   await sleep(SETTLE_MS);
   const cpuUse = cpu.stop();
-  onWindow?.({ label: roundLabel({ sessions, rate }), fromUs, toUs: monotonicUs(), events: result.eventsReceived });
+  const cpuSeconds = Object.fromEntries(Object.entries(cpuUse).map(([role, use]) => [target.profileName(role), use.seconds]));
+  onWindow?.({ label: roundLabel({ sessions, rate }), fromUs, toUs: monotonicUs(), events: result.eventsReceived, cpuSeconds });
   return {
     sessions,
     rate,
@@ -305,13 +308,13 @@ async function main(): Promise<number> {
     report.clockOffset = await measureClockOffset();
     if (!process.env.BENCH_SKIP_FLOORS) report.floors = await measureFloors(stack);
 
-    const dataAgent: RoundTarget = { url: stack.gateway.url, pids: stack.pids, cpuTrees: stack.cpuTrees };
+    const dataAgent: RoundTarget = { url: stack.gateway.url, pids: stack.pids, cpuTrees: stack.cpuTrees, profileName: (role) => role.replace(' ', '-') };
     let relay: RoundTarget | undefined;
     if (!process.env.BENCH_SKIP_RELAY && ROUNDS.length > 0) {
       const bare = await startBareRelay(teardown, { redisUrl: stack.redis.url, llmBaseUrl: stack.llm.baseUrl, profileEnv: (role) => cpuProfileEnv(CPU_PROFILE_DIR, role) });
       // The same bystanders as DataAgent's rounds (LLM server, Redis, MariaDB, bench clients); gateway and workers are the relay's.
       const bystanders = Object.fromEntries(Object.entries(stack.pids).filter(([role]) => role !== 'gateway' && !role.startsWith('worker')));
-      relay = { url: bare.url, pids: { ...bare.pids, ...bystanders }, cpuTrees: [] };
+      relay = { url: bare.url, pids: { ...bare.pids, ...bystanders }, cpuTrees: [], profileName: (role) => (role in bare.pids ? `relay-${role}` : role) };
       log(`bare relay ${bare.url} (gateway pid ${bare.pids.gateway}, worker pid ${bare.pids.worker})`);
     }
 
@@ -401,7 +404,10 @@ async function main(): Promise<number> {
   if (report.rounds.length > 0 || report.floors.length > 0) console.log(`\n${formatReport(report)}\n`);
   if (report.cancel || report.cancelBurst) console.log(`${formatCancel(report)}\n`);
   if (report.cpuProfiles?.length) {
-    console.log(`Where the CPU went in the streaming rounds (V8 CPU profiles in ${CPU_PROFILE_DIR}; bench/cpu-profile-summary.ts; the profiler's own cost is in these figures, not in the /proc ones above):\n`);
+    console.log(
+      `Where the CPU went in the streaming rounds (V8 CPU profiles in ${CPU_PROFILE_DIR}, bench/cpu-profile-summary.ts): each row's share of the samples ` +
+        "within the rounds' windows, and that share of the process's CPU per event as /proc measured it in those windows (profiler included):\n",
+    );
     console.log(`${report.cpuProfiles.map(formatProfileSummary).join('\n\n')}\n`);
   }
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
