@@ -267,6 +267,20 @@ export function formatReport(report: BenchReport): string {
           `${ratio(c.gateway, b.gateway).padStart(14)} ${ratio(c.workers, b.workers)} ${ratio(c.total, b.total)} | ${c.total / b.total <= RELAY_RATIO_TARGET ? 'met' : 'NOT MET'}${failed}`,
       );
     }
+    lines.push(
+      '  The same per LLM chunk delivered (CPU / stamped chunks the clients received): DataAgent coalesces chunks into fewer text events when it falls behind ' +
+        '(DATAAGENT_TEXT_COALESCE_MS), the bare relay never does, so per event alone flatters the relay when chunks / text events (first table) drops:',
+    );
+    lines.push('      round | DataAgent: chunks  µs/chunk | bare relay: chunks  µs/chunk | ratio');
+    for (const r of report.rounds) {
+      const relay = relayRoundOf(report, r);
+      if (!relay) continue;
+      const perChunk = (x: RoundFigures) => (x.cpuPerEventUs.total * x.eventsReceived) / x.perEventOverhead.count;
+      lines.push(
+        `${roundLabel(r).padStart(11)} | ${String(r.perEventOverhead.count).padStart(17)} ${num(perChunk(r), 1).padStart(9)} | ` +
+          `${String(relay.perEventOverhead.count).padStart(18)} ${num(perChunk(relay), 1).padStart(9)} | ${num(perChunk(r) / perChunk(relay), 2)}×`,
+      );
+    }
     lines.push('            (bare relay per-event overhead p50 / p99 ms, and req→run_started p99 ms, for scale: ' +
       report.relayRounds.map((r) => `${roundLabel(r)} ${num(r.perEventOverhead.p50, 2)} / ${num(r.perEventOverhead.p99, 2)}, ${num(r.runStarted.p99, 1)}`).join('; ') + ')');
   }
