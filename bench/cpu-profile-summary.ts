@@ -13,7 +13,7 @@
  * `relay-*` take the bare relay's rounds, the others DataAgent's. Without windows.json the whole
  * profile counts (startup included).
  *
- * `node dist/bench/cpu-profile-summary.js <folder | file.cpuprofile …> [--top N]`
+ * `node dist/bench/cpu-profile-summary.js <folder | file.cpuprofile …> [--top N] [--rounds 100x50,1000x10]`
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -169,8 +169,9 @@ export function summarizeProfile(name: string, profile: CpuProfile, windows: Pro
 /**
  * Summarises every `*.cpuprofile` of a folder with the windows of `windows.json` (when present).
  * @param only Profile names (without `.cpuprofile`) to read; all when empty.
+ * @param rounds Round labels (`100×50/s`) whose windows count; all when empty.
  */
-export async function summarizeProfileDir(dir: string, top = 15, only: string[] = []): Promise<ProfileSummary[]> {
+export async function summarizeProfileDir(dir: string, top = 15, only: string[] = [], rounds: string[] = []): Promise<ProfileSummary[]> {
   let windows: ProfileWindows = {};
   try {
     windows = JSON.parse(await readFile(path.join(dir, WINDOWS_FILE), 'utf8')) as ProfileWindows;
@@ -182,7 +183,8 @@ export async function summarizeProfileDir(dir: string, top = 15, only: string[] 
   for (const name of names.sort()) {
     if (only.length > 0 && !only.includes(name)) continue;
     const profile = JSON.parse(await readFile(path.join(dir, `${name}.cpuprofile`), 'utf8')) as CpuProfile;
-    summaries.push(summarizeProfile(name, profile, windows[name.startsWith('relay-') ? 'relay' : 'dataagent'] ?? [], top));
+    const mine = (windows[name.startsWith('relay-') ? 'relay' : 'dataagent'] ?? []).filter((w) => rounds.length === 0 || rounds.includes(w.label));
+    summaries.push(summarizeProfile(name, profile, mine, top));
   }
   return summaries;
 }
@@ -210,14 +212,16 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const args = process.argv.slice(2);
   const topAt = args.indexOf('--top');
   const top = topAt === -1 ? 15 : Number(args.splice(topAt, 2)[1]) || 15;
+  const roundsAt = args.indexOf('--rounds');
+  const rounds = roundsAt === -1 ? [] : args.splice(roundsAt, 2)[1]!.split(',').map((r) => `${r.replace(/x/i, '×').replace(/\/s$/, '')}/s`);
   const [first, ...rest] = args;
   if (!first) {
-    process.stderr.write('usage: cpu-profile-summary.js <folder | file.cpuprofile …> [--top N]\n');
+    process.stderr.write('usage: cpu-profile-summary.js <folder | file.cpuprofile …> [--top N] [--rounds 100x50,1000x10]\n');
     process.exit(2);
   }
   const files = [first, ...rest];
   const summaries = files.length === 1 && !first.endsWith('.cpuprofile')
-    ? await summarizeProfileDir(first, top)
-    : (await Promise.all(files.map((file) => summarizeProfileDir(path.dirname(file), top, [path.basename(file, '.cpuprofile')])))).flat();
+    ? await summarizeProfileDir(first, top, [], rounds)
+    : (await Promise.all(files.map((file) => summarizeProfileDir(path.dirname(file), top, [path.basename(file, '.cpuprofile')], rounds)))).flat();
   console.log(summaries.map(formatProfileSummary).join('\n\n'));
 }

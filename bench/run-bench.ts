@@ -308,7 +308,7 @@ async function main(): Promise<number> {
     report.clockOffset = await measureClockOffset();
     if (!process.env.BENCH_SKIP_FLOORS) report.floors = await measureFloors(stack);
 
-    const dataAgent: RoundTarget = { url: stack.gateway.url, pids: stack.pids, cpuTrees: stack.cpuTrees, profileName: (role) => role.replace(' ', '-') };
+    const dataAgent: RoundTarget = { url: stack.gateway.url, pids: stack.pids, cpuTrees: stack.cpuTrees, profileName: (role) => (role === 'llm server' ? 'llm' : role.replace(' ', '-')) };
     let relay: RoundTarget | undefined;
     if (!process.env.BENCH_SKIP_RELAY && ROUNDS.length > 0) {
       const bare = await startBareRelay(teardown, { redisUrl: stack.redis.url, llmBaseUrl: stack.llm.baseUrl, profileEnv: (role) => cpuProfileEnv(CPU_PROFILE_DIR, role) });
