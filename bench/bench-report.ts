@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CPU_TARGET_US_PER_EVENT, hopFloors, roundLabel } from './bench-targets.js';
+import { CPU_TARGET_US_PER_EVENT, hopFloors, RELAY_RATIO_TARGET, relayRoundOf, roundLabel } from './bench-targets.js';
 import type { ClockOffset } from './clock-offset.js';
 import type { FairnessFigures } from './fairness.js';
 import type { ParkedFigures } from './parked-bench.js';
@@ -8,6 +8,7 @@ import type { McpFigures } from './mcp-bench.js';
 import type { LlmStreamBenchResult } from './llm-stream-bench.js';
 import type { TokenFigures } from './token-bench.js';
 import { summarize, type LatencySummary } from './percentiles.js';
+import type { ProfileSummary } from './cpu-profile-summary.js';
 import type { CpuUse } from './process-cpu.js';
 import type { TakeoverSample } from './takeover.js';
 
@@ -114,7 +115,11 @@ export interface BenchReport {
   clockOffset: ClockOffset;
   floors: FloorFigure[];
   rounds: RoundFigures[];
+  /** The same rounds on the bare relay of the same hops (bare-relay.ts), each right after DataAgent's; its `gateway` and `worker` are the relay's. */
+  relayRounds?: RoundFigures[];
   targets: TargetCheck[];
+  /** Where gateway's and workers' CPU went in the streaming rounds (BENCH_CPU_PROFILE_DIR; cpu-profile-summary.ts). */
+  cpuProfiles?: ProfileSummary[];
   parserBench?: unknown;
   /** Client CPU per chunk reading streamed completions (llm-stream-bench.ts). */
   llmStream?: LlmStreamBenchResult;
@@ -242,6 +247,42 @@ export function formatReport(report: BenchReport): string {
       );
     }
     if (floors.socketIoCpuUs !== undefined) lines.push(`${'floor'.padStart(11)} |                  | ${num(floors.socketIoCpuUs, 1).padStart(8)} |          |                 |   (a bare Socket.IO server's CPU per emit)`);
+  }
+  if (report.relayRounds && report.relayRounds.length > 0) {
+    lines.push('');
+    lines.push(
+      'CPU per delivered event, µs, DataAgent beside a bare relay of the same hops, measured the same way in the same run, each relay round right after DataAgent\'s ' +
+        '(bare relay: a Socket.IO server fed by Redis pub/sub, and a process that streams the same LLM server\'s SSE and PUBLISHes each chunk; no queue, log, auth or storage):',
+    );
+    lines.push(`      round | DataAgent: events  gateway  workers    both | bare relay: events  gateway   worker    both | ratio: gateway  workers    both | target both ≤ ${RELAY_RATIO_TARGET}×`);
+    for (const r of report.rounds) {
+      const relay = relayRoundOf(report, r);
+      if (!relay) continue;
+      const [c, b] = [r.cpuPerEventUs, relay.cpuPerEventUs];
+      const ratio = (x: number, y: number) => `${num(x / y, 2)}×`.padStart(8);
+      const failed = relay.failedOrGapped > 0 ? `   (bare relay: ${relay.failedOrGapped} runs failed or gapped)` : '';
+      lines.push(
+        `${roundLabel(r).padStart(11)} | ${String(r.eventsReceived).padStart(17)} ${num(c.gateway, 1).padStart(8)} ${num(c.workers, 1).padStart(8)} ${num(c.total, 1).padStart(7)} | ` +
+          `${String(relay.eventsReceived).padStart(18)} ${num(b.gateway, 1).padStart(8)} ${num(b.workers, 1).padStart(8)} ${num(b.total, 1).padStart(7)} | ` +
+          `${ratio(c.gateway, b.gateway).padStart(14)} ${ratio(c.workers, b.workers)} ${ratio(c.total, b.total)} | ${c.total / b.total <= RELAY_RATIO_TARGET ? 'met' : 'NOT MET'}${failed}`,
+      );
+    }
+    lines.push(
+      '  The same per LLM chunk delivered (CPU / stamped chunks the clients received): DataAgent coalesces chunks into fewer text events when it falls behind ' +
+        '(DATAAGENT_TEXT_COALESCE_MS), the bare relay never does, so per event alone flatters the relay when chunks / text events (first table) drops:',
+    );
+    lines.push('      round | DataAgent: chunks  µs/chunk | bare relay: chunks  µs/chunk | ratio');
+    for (const r of report.rounds) {
+      const relay = relayRoundOf(report, r);
+      if (!relay) continue;
+      const perChunk = (x: RoundFigures) => (x.cpuPerEventUs.total * x.eventsReceived) / x.perEventOverhead.count;
+      lines.push(
+        `${roundLabel(r).padStart(11)} | ${String(r.perEventOverhead.count).padStart(17)} ${num(perChunk(r), 1).padStart(9)} | ` +
+          `${String(relay.perEventOverhead.count).padStart(18)} ${num(perChunk(relay), 1).padStart(9)} | ${num(perChunk(r) / perChunk(relay), 2)}×`,
+      );
+    }
+    lines.push('            (bare relay per-event overhead p50 / p99 ms, and req→run_started p99 ms, for scale: ' +
+      report.relayRounds.map((r) => `${roundLabel(r)} ${num(r.perEventOverhead.p50, 2)} / ${num(r.perEventOverhead.p99, 2)}, ${num(r.runStarted.p99, 1)}`).join('; ') + ')');
   }
   if (report.perRunCpu) {
     const p = report.perRunCpu;

@@ -52,6 +52,19 @@ export interface BenchStack {
 }
 
 /**
+ * The environment that makes a process the bench starts write a V8 CPU profile to
+ * `<dir>/<role>.cpuprofile` when it stops (cpu-profile-hook.ts); empty without a folder.
+ */
+export function cpuProfileEnv(dir: string | undefined, role: string): NodeJS.ProcessEnv {
+  return dir
+    ? {
+        NODE_OPTIONS: `--import=${pathToFileURL(fileURLToPath(new URL('./cpu-profile-hook.js', import.meta.url))).href}`,
+        BENCH_CPU_PROFILE_OUT: path.join(dir, `${role}.cpuprofile`),
+      }
+    : {};
+}
+
+/**
  * Starts Redis and MariaDB (throw-away, non-durable, in a temporary folder), the scripted LLM
  * server as a process of its own, one gateway (of BENCH_GATEWAY_PROCESSES processes) and BENCH_WORKERS workers. Each piece registers its stop
  * with `teardown` as soon as it runs, so a failure later still stops it.
@@ -79,13 +92,7 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
   if (options.cpuProfileDir) await mkdir(options.cpuProfileDir, { recursive: true });
   // The hook's output path is inherited by every process of a gateway cluster: they write the same file.
   if (options.cpuProfileDir && gatewayProcesses > 1) log(`CPU profiles: the gateway's ${gatewayProcesses} processes and its primary all write gateway.cpuprofile; the last to stop wins`);
-  const profileEnv = (role: string): NodeJS.ProcessEnv =>
-    options.cpuProfileDir
-      ? {
-          NODE_OPTIONS: `--import=${pathToFileURL(fileURLToPath(new URL('./cpu-profile-hook.js', import.meta.url))).href}`,
-          BENCH_CPU_PROFILE_OUT: path.join(options.cpuProfileDir, `${role}.cpuprofile`),
-        }
-      : {};
+  const profileEnv = (role: string) => cpuProfileEnv(options.cpuProfileDir, role);
 
   const llm = await startLlmServerProcess(profileEnv('llm'));
   teardown.add('scripted LLM server', () => llm.stop());

@@ -17,6 +17,13 @@ export function cpuSplit(cpu: Record<string, CpuUse>, per: number, scale: number
   return { gateway: (gateway * scale) / per, workers: (workers * scale) / per, total: ((gateway + workers) * scale) / per };
 }
 
+/** Issue 30's ceiling: gateway + workers' CPU per delivered event at most this many times the bare relay's, same round, same run. */
+export const RELAY_RATIO_TARGET = 1.5;
+
+/** The bare relay's run of the same round as `round`, when the bench ran one. */
+export const relayRoundOf = (report: BenchReport, round: { sessions: number; rate: number }) =>
+  report.relayRounds?.find((r) => r.sessions === round.sessions && r.rate === round.rate);
+
 export const roundLabel = (r: { sessions: number; rate: number }) => `${r.sessions}×${r.rate}/s`;
 
 /** Hop floors of the same run: a text event crosses Redis pub/sub and Socket.IO; run_started the queue too. */
@@ -75,6 +82,18 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
     measured: worst ? `worst ${num(worst.cpuPerEventUs.total)} µs (${roundLabel(worst)})` : 'no round',
     floor: floors.socketIoCpuUs !== undefined ? `${num(floors.socketIoCpuUs, 1)} µs per emit (bare Socket.IO server)` : '–',
     met: worst ? report.rounds.every((r) => r.cpuPerEventUs.total <= CPU_TARGET_US_PER_EVENT) : undefined,
+  });
+  const compared = report.rounds.flatMap((r) => {
+    const relay = relayRoundOf(report, r);
+    return relay ? [{ r, ratio: r.cpuPerEventUs.total / relay.cpuPerEventUs.total, relay }] : [];
+  });
+  const worstRatio = compared.reduce<(typeof compared)[number] | undefined>((w, c) => (!w || !(c.ratio <= w.ratio) ? c : w), undefined);
+  checks.push({
+    figure: 'CPU per event, gateway + workers vs bare relay',
+    target: `≤ ${RELAY_RATIO_TARGET}× the bare relay, same round`,
+    measured: worstRatio ? `worst ${num(worstRatio.ratio, 2)}× (${roundLabel(worstRatio.r)}: ${num(worstRatio.r.cpuPerEventUs.total)} vs ${num(worstRatio.relay.cpuPerEventUs.total)} µs)` : 'relay not run',
+    floor: worstRatio ? `${num(worstRatio.relay.cpuPerEventUs.total, 1)} µs per event (bare relay, ${roundLabel(worstRatio.r)})` : '–',
+    met: worstRatio ? compared.every((c) => c.ratio <= RELAY_RATIO_TARGET) : undefined,
   });
   const perRound = [...report.rounds.map((r) => ({ label: roundLabel(r), bad: r.failedOrGapped })), ...(report.perRunCpu ? [{ label: 'per-run CPU', bad: report.perRunCpu.failedOrGapped }] : [])];
   const bad = perRound.filter((r) => r.bad > 0);

@@ -3,7 +3,7 @@
  * LLM server, one gateway, BENCH_WORKERS workers (default 2)), measures the raw floors of its hops (and a bare Socket.IO
  * server's CPU per emit), then rounds of concurrent Socket.IO chats, a round being (streams × chunks per second), and prints
  * per round request → run_started, per-event delivery overhead, CPU µs per delivered event (gateway, workers, both) and
- * runs failed or gapped; then CPU ms per run, cancel → done (spaced over Socket.IO, and a burst over REST), worker kill →
+ * runs failed or gapped, each round run again on a bare relay of the same hops for CPU per event side by side; then CPU ms per run, cancel → done (spaced over Socket.IO, and a burst over REST), worker kill →
  * takeover, each beside the floors and the issue's targets; before all that, MCP tool calls through the worker's pool beside
  * the bare SDK client (mcp-bench.ts). Figures only: nothing is asserted.
  *
@@ -13,8 +13,12 @@
  * BENCH_PER_RUN=500 (runs of one chunk each, staggered over 2 s, for CPU ms per run; 0 skips it),
  * BENCH_CANCEL_BURST=100 (REST cancels sent at once while that many runs stream at 50/s; 0 skips it),
  * BENCH_WORKERS=2, BENCH_GATEWAY_PROCESSES=1 (the gateway's DATAAGENT_WORKERS: gateway processes on its port; the gateway's
- * CPU then counts the primary and all of them), BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, worker and LLM
- * server, written when they stop; see cpu-profile-hook.ts), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1 (both cancel figures),
+ * CPU then counts the primary and all of them), BENCH_CPU_PROFILE_DIR=/tmp/prof (V8 CPU profiles of gateway, workers, LLM
+ * server and bare relay, written when they stop (see cpu-profile-hook.ts), with the streaming rounds' windows in windows.json;
+ * the bench then prints where gateway's and workers' CPU went within those windows: cpu-profile-summary.ts, which also runs
+ * alone on the folder), BENCH_SKIP_RELAY=1 (the bare relay of the same hops: each round run again on a Socket.IO server fed
+ * by Redis pub/sub and a process publishing the LLM's chunks, for CPU per event beside DataAgent's; bare-relay.ts),
+ * BENCH_SKIP_FLOORS=1 (the hop floors), BENCH_SKIP_PARSER=1, BENCH_SKIP_CANCEL=1 (both cancel figures),
  * BENCH_KILLS=20 (worker kill -9 → run continuing on another worker, one run per kill, ≤ 90 s each; 0 skips it;
  * it kills workers, so it runs last; DATAAGENT_JOB_LOCK_MS is left to the workers' default on purpose),
  * BENCH_SKIP_TOKENS=1 (MCP prompt tokens per turn, layered injection vs every full schema; token-bench.ts),
@@ -35,9 +39,11 @@ import { formatSandboxBench, runSandboxBench } from './sandbox-bench.js';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BENCH_API_KEY, startBenchStack, type BenchStack } from './bench-stack.js';
+import { BENCH_API_KEY, cpuProfileEnv, startBenchStack, type BenchStack } from './bench-stack.js';
 import { formatCancel, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type PerRunCpuFigures, type RoundFigures } from './bench-report.js';
-import { checkTargets, cpuSplit } from './bench-targets.js';
+import { startBareRelay } from './bare-relay.js';
+import { checkTargets, cpuSplit, roundLabel } from './bench-targets.js';
+import { formatProfileSummary, summarizeProfileDir, writeProfileWindows, type ProfileWindow } from './cpu-profile-summary.js';
 import { measureCancelBurst } from './cancel-burst.js';
 import { measureCancelLatency } from './cancel-latency.js';
 import { formatFairness, measureFairness } from './fairness.js';
@@ -99,6 +105,9 @@ const WORKERS = Math.max(1, Number(process.env.BENCH_WORKERS ?? 2));
 /** Gateway processes (DATAAGENT_WORKERS of the gateway): one, or a cluster primary and that many. */
 const GATEWAY_PROCESSES = Math.max(1, Number(process.env.BENCH_GATEWAY_PROCESSES ?? 1) || 1);
 const WARMUP_SESSIONS = 50;
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined;
+/** The profiles summarised at the end: DataAgent's gateway and workers, and the bare relay's two processes. */
+const PROFILED_ROLES = ['gateway', 'worker', ...Array.from({ length: WORKERS - 1 }, (_, i) => `worker-${i + 2}`), 'relay-gateway', 'relay-worker'];
 /** A stream of `rate` stamped chunks per second lasting `seconds`. */
 const streamMessage = (rate: number, seconds = STREAM_SECONDS) => `[[stamp]] [[chunks:${Math.round(rate * seconds)}]] [[slow:${Math.round(1000 / rate)}]]`;
 /** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
@@ -142,14 +151,32 @@ async function measureFloors(stack: BenchStack): Promise<FloorFigure[]> {
   ];
 }
 
-/** One streaming round; its CPU window covers connecting, streaming and SETTLE_MS after the last done. */
-async function runRound(stack: BenchStack, { streams: sessions, rate }: RoundSpec): Promise<RoundFigures> {
+/** What a streaming round drives: DataAgent's gateway, or the bare relay; `pids` as CpuMeter takes them. */
+interface RoundTarget {
+  url: string;
+  pids: Record<string, number>;
+  cpuTrees: string[];
+  /** The name of a role's CPU profile (cpu-profile-summary.ts matches a window's CPU seconds to profiles by it). */
+  profileName: (role: string) => string;
+}
+
+/** A round's CPU window on the monotonic clock V8's CPU profiles use (µs), for cpu-profile-summary.ts. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * One streaming round; its CPU window covers connecting, streaming and SETTLE_MS after the last done.
+ * @param onWindow Told the window's bounds and the events delivered in it (for the CPU profiles' summary).
+ */
+async function runRound(target: RoundTarget, { streams: sessions, rate }: RoundSpec, onWindow?: (window: ProfileWindow) => void): Promise<RoundFigures> {
   const message = streamMessage(rate);
-  const cpu = new CpuMeter(stack.pids, stack.cpuTrees);
+  const cpu = new CpuMeter(target.pids, target.cpuTrees);
+  const fromUs = monotonicUs();
   cpu.start();
-  const result = await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions, message, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+  const result = await runChatLoad({ url: target.url, apiKey: BENCH_API_KEY, sessions, message, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
   await sleep(SETTLE_MS);
   const cpuUse = cpu.stop();
+  const cpuSeconds = Object.fromEntries(Object.entries(cpuUse).map(([role, use]) => [target.profileName(role), use.seconds]));
+  onWindow?.({ label: roundLabel({ sessions, rate }), fromUs, toUs: monotonicUs(), events: result.eventsReceived, cpuSeconds });
   return {
     sessions,
     rate,
@@ -275,20 +302,38 @@ async function main(): Promise<number> {
       workerConcurrency: Math.max(1_100, PER_RUN + 100, CANCEL_BURST + 100, ...ROUNDS.map((r) => r.streams + 100)),
       workers: WORKERS,
       gatewayProcesses: GATEWAY_PROCESSES,
-      cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined,
+      cpuProfileDir: CPU_PROFILE_DIR,
       log,
     });
     report.clockOffset = await measureClockOffset();
-    report.floors = await measureFloors(stack);
+    if (!process.env.BENCH_SKIP_FLOORS) report.floors = await measureFloors(stack);
+
+    const dataAgent: RoundTarget = { url: stack.gateway.url, pids: stack.pids, cpuTrees: stack.cpuTrees, profileName: (role) => (role === 'llm server' ? 'llm' : role.replace(' ', '-')) };
+    let relay: RoundTarget | undefined;
+    if (!process.env.BENCH_SKIP_RELAY && ROUNDS.length > 0) {
+      const bare = await startBareRelay(teardown, { redisUrl: stack.redis.url, llmBaseUrl: stack.llm.baseUrl, profileEnv: (role) => cpuProfileEnv(CPU_PROFILE_DIR, role) });
+      // The same bystanders as DataAgent's rounds (LLM server, Redis, MariaDB, bench clients); gateway and workers are the relay's.
+      const bystanders = Object.fromEntries(Object.entries(stack.pids).filter(([role]) => role !== 'gateway' && !role.startsWith('worker')));
+      relay = { url: bare.url, pids: { ...bare.pids, ...bystanders }, cpuTrees: [], profileName: (role) => (role in bare.pids ? `relay-${role}` : role) };
+      log(`bare relay ${bare.url} (gateway pid ${bare.pids.gateway}, worker pid ${bare.pids.worker})`);
+    }
 
     log(`warm-up: ${WARMUP_SESSIONS} sessions`);
-    await runChatLoad({ url: stack.gateway.url, apiKey: BENCH_API_KEY, sessions: WARMUP_SESSIONS, message: streamMessage(10), staggerMs: STAGGER_MS, timeoutMs: 60_000 });
-    await sleep(SETTLE_MS);
+    for (const target of relay ? [dataAgent, relay] : [dataAgent]) {
+      await runChatLoad({ url: target.url, apiKey: BENCH_API_KEY, sessions: WARMUP_SESSIONS, message: streamMessage(10), staggerMs: STAGGER_MS, timeoutMs: 60_000 });
+      await sleep(SETTLE_MS);
+    }
+    const windows: Record<string, ProfileWindow[]> = { dataagent: [], relay: [] };
     for (const round of ROUNDS) {
       // Each round's own CPU window ends SETTLE_MS after its last done: the next starts on a settled stack.
       log(`round ${round.streams}×${round.rate}/s: ${round.streams} streams × ${round.rate} chunks/s for ${STREAM_SECONDS} s`);
-      report.rounds.push(await runRound(stack, round));
+      report.rounds.push(await runRound(dataAgent, round, (w) => windows.dataagent!.push(w)));
+      if (relay) {
+        log(`round ${round.streams}×${round.rate}/s on the bare relay`);
+        (report.relayRounds ??= []).push(await runRound(relay, round, (w) => windows.relay!.push(w)));
+      }
     }
+    if (CPU_PROFILE_DIR) await writeProfileWindows(CPU_PROFILE_DIR, windows);
     if (PER_RUN > 0) {
       log(`CPU per run: ${PER_RUN} runs "${PER_RUN_MESSAGE}" over ${PER_RUN_STAGGER_MS} ms`);
       report.perRunCpu = await runPerRunCpu(stack);
@@ -347,9 +392,24 @@ async function main(): Promise<number> {
     await teardown.runAll(log);
   }
 
+  if (CPU_PROFILE_DIR && report.rounds.length > 0) {
+    // The processes wrote their profiles as they stopped.
+    try {
+      report.cpuProfiles = await summarizeProfileDir(CPU_PROFILE_DIR, 12, PROFILED_ROLES);
+    } catch (err) {
+      log(`CPU profile summary failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   report.targets = checkTargets(report);
   if (report.rounds.length > 0 || report.floors.length > 0) console.log(`\n${formatReport(report)}\n`);
   if (report.cancel || report.cancelBurst) console.log(`${formatCancel(report)}\n`);
+  if (report.cpuProfiles?.length) {
+    console.log(
+      `Where the CPU went in the streaming rounds (V8 CPU profiles in ${CPU_PROFILE_DIR}, bench/cpu-profile-summary.ts): each row's share of the samples ` +
+        "within the rounds' windows, and that share of the process's CPU per event as /proc measured it in those windows (profiler included):\n",
+    );
+    console.log(`${report.cpuProfiles.map(formatProfileSummary).join('\n\n')}\n`);
+  }
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
   if (report.fairness) console.log(`${formatFairness(report.fairness)}\n`);
