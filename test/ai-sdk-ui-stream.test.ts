@@ -122,7 +122,11 @@ describe('AI SDK UI message stream', () => {
     const part = asking.parts.find((p) => p.type === 'dynamic-tool');
     expect(part).toMatchObject({ toolName: 'write_file', state: 'approval-requested', approval: { id: expect.any(String) } });
     expect(existsSync(workspaceFile('ui-approved.txt'))).toBe(false);
-    // Resuming while it waits replays to the question and ends there too.
+    // The answer sent under another chat of the same person decides nothing.
+    const elsewhere = `chat-${randomUUID().slice(0, 8)}`;
+    await read(await send(elsewhere, 'another chat'));
+    await expect(transport().sendMessages({ chatId: elsewhere, messages: [question, answer(asking, true)], trigger: 'submit-message', messageId: asking.id, abortSignal: undefined })).rejects.toThrow(/hitl_request_not_found/);
+    // Resuming while it waits (the question still open) replays to the question and ends there too.
     const replay = await read((await transport().reconnectToStream({ chatId }))!);
     expect(replay.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
 

@@ -146,6 +146,8 @@ export class UiChatController {
     await this.access.getOwned(caller, chatId);
     for (const approval of approvals) {
       const record = await this.hitl.get(approval.id);
+      // An approval of another chat is not this chat's to answer, even when it is the caller's own.
+      if (record && record.sessionId !== chatId) throw ApiError.notFound('hitl_request', approval.id);
       if (record?.status !== 'pending') continue;
       await this.control
         .decide(caller, approval.id, approval.approved ? 'approve' : 'reject', approval.reason ?? '')
