@@ -182,6 +182,4 @@ function textOf(content: unknown, i: number): string {
   throw invalid(`messages[${i}].content`, 'must be a string or a list of text parts');
 }
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError(422, 'validation_failed', `${field} ${message}`, { fields: { [field]: [message] } });
-}
+const invalid = ApiError.invalidField;

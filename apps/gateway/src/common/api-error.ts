@@ -14,6 +14,11 @@ export class ApiError extends Error {
     return { error_code: this.errorCode, message: this.message, details: this.details };
   }
 
+  /** 422 `validation_failed` naming one field of the request and what is wrong with it. */
+  static invalidField(field: string, message: string): ApiError {
+    return new ApiError(422, 'validation_failed', `${field} ${message}`, { fields: { [field]: [message] } });
+  }
+
   static notFound(what: string, id: string): ApiError {
     return new ApiError(404, `${what}_not_found`, `${what.replace(/_/g, ' ')} not found: ${id}`, { [`${what}_id`]: id });
   }

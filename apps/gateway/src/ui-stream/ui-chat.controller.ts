@@ -246,6 +246,4 @@ function lastUserText(messages: unknown): string {
   return text;
 }
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError(422, 'validation_failed', `${field} ${message}`, { fields: { [field]: [message] } });
-}
+const invalid = ApiError.invalidField;
