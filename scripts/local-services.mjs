@@ -416,7 +416,7 @@ function socketPathFor(dir) {
  * @param {string} programName
  * @param {string} dir
  */
-async function refuseIfRunning(pidFile, programName, dir) {
+export async function refuseIfRunning(pidFile, programName, dir) {
   let pid;
   try {
     pid = Number.parseInt((await readFile(pidFile, 'utf8')).trim(), 10);
@@ -467,7 +467,7 @@ function commandLineOf(pid) {
  * @param {string} name
  * @returns {SpawnedServer}
  */
-function spawnServer(binary, args, name) {
+export function spawnServer(binary, args, name) {
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   /** @type {string[]} */
   const output = [];
@@ -527,7 +527,7 @@ function spawnServer(binary, args, name) {
  *
  * @param {{ name: string, server: SpawnedServer, probe: () => Promise<boolean>, timeoutMs: number, logTail: () => Promise<string> }} options
  */
-async function waitUntilReady({ name, server, probe, timeoutMs, logTail }) {
+export async function waitUntilReady({ name, server, probe, timeoutMs, logTail }) {
   const deadline = Date.now() + timeoutMs;
   for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
     if (server.hasExited()) {
@@ -572,7 +572,7 @@ async function retryOnPortClash(port, attempt, readLog) {
  * @param {number} port
  * @returns {Promise<boolean>}
  */
-function redisAnswersPing(port) {
+export function redisAnswersPing(port) {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     let reply = '';
@@ -615,7 +615,7 @@ async function mariadbAnswers(socketPath) {
  * @param {string} file
  * @param {string[]} output
  */
-async function tailOf(file, output) {
+export async function tailOf(file, output) {
   const fromFile = await readTail(file);
   const own = output.slice(-10).join('\n');
   return [fromFile, own].filter(Boolean).join('\n') || '(no output)';

@@ -2,7 +2,7 @@
  * `npm start`: the whole of DataAgent on one machine, from a fresh clone.
  *
  * Installs dependencies when missing, builds, starts a local Redis and MariaDB from the
- * machine's packages unless DATAAGENT_REDIS_URL / DATAAGENT_MYSQL_HOST point elsewhere (data in
+ * machine's packages unless DATAAGENT_REDIS_URL (or DATAAGENT_REDIS_CLUSTER_NODES) / DATAAGENT_MYSQL_HOST point elsewhere (data in
  * `.data/`, so history survives a restart), then runs one gateway and one worker with their
  * logs prefixed. Flags after `npm start --` go to both (`--port 9000`, `--log-level debug`), but
  * a secret, as a flag or a variable, goes only to the app that reads it (SECRETS_OF).
@@ -211,7 +211,8 @@ async function supervise() {
   }
 
   try {
-    const needRedis = !given('DATAAGENT_REDIS_URL');
+    // A cluster's seed nodes point elsewhere as much as a URL does.
+    const needRedis = !given('DATAAGENT_REDIS_URL') && !given('DATAAGENT_REDIS_CLUSTER_NODES');
     const needMysql = !given('DATAAGENT_MYSQL_HOST');
     if (needRedis || needMysql) await services.ensureServerPackages();
     // The worker runs users' commands in bubblewrap where it can; without it, it says so and goes on unconfined.

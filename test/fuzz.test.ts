@@ -25,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { redisKeys } from '#transport/redis-keys.js';
 import { io, type Socket } from 'socket.io-client';
 import type { EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
 import type { AppProcess } from './support/app-processes.js';
@@ -205,17 +206,18 @@ describe('fuzzing every entry point', () => {
     }
   }
 
-  /** This system's session channels still subscribed in Redis after a 5 s grace (none should be, with no client left). */
+  /** This system's session and run channels still subscribed in Redis after a 5 s grace (none should be, with no client left). */
   async function leakedChannels(): Promise<string[]> {
     const [rows] = (await database((db) => db.query('SELECT session_id FROM sessions'))) as unknown as [Array<{ session_id: string }>];
-    const mine = new Set(rows.map((r) => `da:events:${r.session_id}`));
+    const mine = new Set(rows.map((r) => redisKeys.sessionRunsChannel(r.session_id)));
     const redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
       await redis.connect();
       let leaked: string[] = [];
       const until = Date.now() + 5_000;
       do {
-        leaked = ((await redis.pubsub('CHANNELS', 'da:events:*')) as string[]).filter((c) => mine.has(c));
+        const channels = (await redis.pubsub('CHANNELS', 'da:*')) as string[];
+        leaked = channels.filter((c) => mine.has(c) || /^da:run:\{.*\}:events$/.test(c));
         if (leaked.length) await sleep(100);
       } while (leaked.length && Date.now() < until);
       return leaked;

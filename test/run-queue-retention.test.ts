@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { createRedis } from '#transport/redis-connection.js';
+import { createRedis, type RedisClient } from '#transport/redis-connection.js';
 import { RunQueue, type FinishedJobRetention, type RunJobData } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
 
@@ -21,7 +20,7 @@ const job = (runId: string): RunJobData => ({
 });
 
 describe('finished run jobs in Redis (real BullMQ against the harness Redis)', () => {
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   const connect = (role: string) => {
     const redis = createRedis(redisUrl(), `retention-test-${role}`);
     connections.push(redis);

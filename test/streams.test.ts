@@ -1,9 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
-import type { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
-import { createRedis } from '#transport/redis-connection.js';
+import { createRedis, type RedisClient } from '#transport/redis-connection.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
@@ -14,7 +13,7 @@ const TODO_CALL = '[[tool:write_todos {"todos":[{"content":"plan","status":"in_p
 describe('resumable streams, plain WebSocket and SSE', () => {
   let system: TestSystem;
 
-  let redis: Redis;
+  let redis: RedisClient;
 
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 2, env: { DATAAGENT_WS_HEARTBEAT: '0.3', DATAAGENT_RUN_LOG_TTL: '2' } });

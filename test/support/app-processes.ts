@@ -21,6 +21,8 @@ export interface GatewayProcess extends AppProcess {
 }
 
 export interface WorkerProcess extends AppProcess {
+  /** Its DATAAGENT_WORKER_ID when started with one (what its runs' run_started names). */
+  workerId?: string;
   /** Its metrics endpoint (`http://127.0.0.1:PORT/metrics`); undefined when metrics are off. */
   metricsUrl?: string;
 }
@@ -94,5 +96,5 @@ export async function startWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess
   await p.readyInfo;
   // Printed before `worker ready`.
   const metrics = p.output.map(jsonLine).find((j) => j?.msg === 'worker metrics listening');
-  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(metrics ? { metricsUrl: String(metrics.url) } : {}) };
+  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(env.DATAAGENT_WORKER_ID ? { workerId: env.DATAAGENT_WORKER_ID } : {}), ...(metrics ? { metricsUrl: String(metrics.url) } : {}) };
 }

@@ -31,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`${stale.length} workspace(s) untouched for ${workspace.archiveDays} days would be archived (${formatBytes(total)}); dry run, nothing changed.`);
     return 0;
   }
-  const redis = createRedis(loadConfig(RedisConfig, process.env, argv).url, 'archive-workspaces', failFast());
+  const redis = createRedis(loadConfig(RedisConfig, process.env, argv), 'archive-workspaces', failFast());
   try {
     const logger = pino({ base: { service: 'archive-workspaces' } });
     // Its lease lasts for this sweep only: the workers' schedule goes on as before.

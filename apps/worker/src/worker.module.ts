@@ -1,6 +1,5 @@
 import { RedisRefreshLock } from '#transport/redis-refresh-lock.js';
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
@@ -9,7 +8,7 @@ import { createConversationStore } from '#persistence/create-conversation-store.
 import { createChatModel } from '#llm/create-chat-model.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { AssistantModels } from '#transport/assistant-models.js';
-import { createRedis } from '#transport/redis-connection.js';
+import { createRedis, type RedisClient } from '#transport/redis-connection.js';
 import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
@@ -86,12 +85,12 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: RunEventLog, inject: [TRANSPORT], useFactory: (t: Transport) => t.log },
         { provide: SessionEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
         // Wakes parked runs and serves the reaper: BullMQ defines its scripts on the connection it is given, so not the command connection.
-        { provide: QUEUE_REDIS, useFactory: () => createRedis(settings.redis.url, `worker-producer-${settings.worker.workerId}`) },
-        { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: Redis) => new RunQueue(r, settings.redis.queueName) },
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(settings.redis, `worker-producer-${settings.worker.workerId}`) },
+        { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: RedisClient) => new RunQueue(r, settings.redis.queueName) },
         {
           provide: RunLifecycle,
           inject: [RunEventLog, SessionEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
-          useFactory: (log: RunEventLog, relay: SessionEventRelay, queue: RunQueue, store: ConversationStore, redis: Redis, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
+          useFactory: (log: RunEventLog, relay: SessionEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
             new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, durable, databaseUnavailable: isDatabaseUnavailable, logger }),
         },
         {
@@ -113,19 +112,19 @@ export class WorkerModule implements OnApplicationShutdown {
         {
           provide: HitlRequests,
           inject: [REDIS],
-          useFactory: (redis: Redis) => new HitlRequests(redis, Math.ceil(settings.worker.hitlTimeoutSeconds) + settings.redis.runLogTtlSeconds),
+          useFactory: (redis: RedisClient) => new HitlRequests(redis, Math.ceil(settings.worker.hitlTimeoutSeconds) + settings.redis.runLogTtlSeconds),
         },
         {
           provide: ElicitationRequests,
           inject: [REDIS],
-          useFactory: (redis: Redis) => new ElicitationRequests(redis, Math.ceil(settings.worker.elicitationTimeoutSeconds) + settings.redis.runLogTtlSeconds),
+          useFactory: (redis: RedisClient) => new ElicitationRequests(redis, Math.ceil(settings.worker.elicitationTimeoutSeconds) + settings.redis.runLogTtlSeconds),
         },
         // As long as an unfinished run's log (RunEventLog's active retention).
-        { provide: RunLedger, inject: [REDIS], useFactory: (redis: Redis) => new RunLedger(redis, 24 * 3600) },
+        { provide: RunLedger, inject: [REDIS], useFactory: (redis: RedisClient) => new RunLedger(redis, 24 * 3600) },
         {
           provide: MCP,
           inject: [REDIS, STORE, WorkspaceRegistry],
-          useFactory: (redis: Redis, store: ConversationStore, workspaces: WorkspaceRegistry) =>
+          useFactory: (redis: RedisClient, store: ConversationStore, workspaces: WorkspaceRegistry) =>
             createMcpRuntime({
               sandbox: { ...sandbox, workspaceFor: (caller) => workspaces.forCaller(caller), multiTenant: settings.tenancy.multiTenant },
               config: settings.mcp,
@@ -144,7 +143,7 @@ export class WorkerModule implements OnApplicationShutdown {
                 runMetrics.mcpCall(record);
               },
               // Its own connection: a subscribed Redis connection takes no other commands.
-              releases: createRedis(settings.redis.url, `worker-mcp-${settings.worker.workerId}`),
+              releases: createRedis(settings.redis, `worker-mcp-${settings.worker.workerId}`),
               workerId: settings.worker.workerId!,
               logger,
             }),
@@ -173,7 +172,7 @@ export class WorkerModule implements OnApplicationShutdown {
             waiters: DecisionWaiters,
             mcp: McpRuntime,
             tenants: TenantDirectory,
-            redis: Redis,
+            redis: RedisClient,
             lifecycle: RunLifecycle,
             workspaces: WorkspaceRegistry,
             elicitations: ElicitationRequests,

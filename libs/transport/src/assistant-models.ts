@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 /**
@@ -10,7 +10,7 @@ export class AssistantModels {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     queueName: string,
   ) {
     this.key = redisKeys.assistantModels(queueName);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -17,7 +17,7 @@ export type ControlMessage =
 export class ControlBus {
   private readonly channel?: RedisChannelListener<ControlMessage>;
 
-  constructor(private readonly publisher: Redis, subscriber?: Redis) {
+  constructor(private readonly publisher: RedisClient, subscriber?: RedisClient) {
     if (subscriber) this.channel = new RedisChannelListener(subscriber, { guard: controlMessage });
   }
 

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
-import { createRedis } from './redis-connection.js';
+import { createRedis, type RedisClient } from './redis-connection.js';
 import { ElicitationRequests } from './elicitation-requests.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Elicitation records and their answer script against the harness Redis. */
 
-let redis: Redis;
+let redis: RedisClient;
 let requests: ElicitationRequests;
 
 const owner = { tenantId: 'tenant-a', userId: 'user-a' };

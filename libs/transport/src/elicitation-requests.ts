@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { ElicitationAction, ElicitationEndReason, ElicitationMode } from '#core/events/execution-event.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -49,7 +49,7 @@ export type AnswerOutcome = { outcome: 'ok'; runId: string; sessionId: string } 
  */
 export class ElicitationRequests {
   /** @param ttlSeconds How long an opened request is kept; only workers open requests, so only they pass it. */
-  constructor(private readonly redis: Redis, private readonly ttlSeconds?: number) {
+  constructor(private readonly redis: RedisClient, private readonly ttlSeconds?: number) {
     if (!(redis as unknown as { elicitationAnswer?: unknown }).elicitationAnswer) {
       redis.defineCommand('elicitationAnswer', { numberOfKeys: 1, lua: ANSWER_SCRIPT });
     }

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { waitUntil } from '#test/support/event-waits.js';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
-import { createRedis } from './redis-connection.js';
+import { createRedis, type RedisClient } from './redis-connection.js';
 import { HitlRequests } from './hitl-requests.js';
 import { redisKeys } from './redis-keys.js';
 
 /** HITL request records and their decide script against the harness Redis. */
 
-let redis: Redis;
-let others: Redis[];
+let redis: RedisClient;
+let others: RedisClient[];
 let requests: HitlRequests;
 
 const owner = { tenantId: 'tenant-a', userId: 'user-a' };

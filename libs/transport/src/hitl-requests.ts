@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 export type HitlStatus = 'pending' | 'approve' | 'reject' | 'timeout' | 'cancelled';
@@ -41,7 +41,7 @@ export type DecideOutcome = { outcome: 'ok'; runId: string; sessionId: string } 
 /** HITL requests in Redis: the durable record behind every decision message. */
 export class HitlRequests {
   /** @param ttlSeconds How long an opened request is kept; only workers open requests, so only they pass it. */
-  constructor(private readonly redis: Redis, private readonly ttlSeconds?: number) {
+  constructor(private readonly redis: RedisClient, private readonly ttlSeconds?: number) {
     if (!(redis as unknown as { hitlDecide?: unknown }).hitlDecide) {
       redis.defineCommand('hitlDecide', { numberOfKeys: 1, lua: DECIDE_SCRIPT });
     }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 import type { McpConfigChangedEvent, UserEventMessage } from './user-event-bus.js';
 
@@ -9,7 +9,7 @@ import type { McpConfigChangedEvent, UserEventMessage } from './user-event-bus.j
  * publishes `mcp_config_changed` for every gateway to relay.
  */
 export async function announceMcpConfigChange(
-  redis: Redis,
+  redis: RedisClient,
   tenantId: string,
   userId: string,
   serverName: string,

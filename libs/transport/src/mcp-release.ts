@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -13,7 +13,7 @@ export interface McpReleaseMessage {
 }
 
 /** Publishes releases for every worker (at most once: a worker that misses one closes the connections when idle). */
-export async function announceMcpRelease(redis: Redis, messages: readonly McpReleaseMessage[]): Promise<void> {
+export async function announceMcpRelease(redis: RedisClient, messages: readonly McpReleaseMessage[]): Promise<void> {
   if (messages.length === 0) return;
   const pipeline = redis.pipeline();
   for (const message of messages) pipeline.publish(redisKeys.mcpReleaseChannel, JSON.stringify(message));
@@ -26,7 +26,7 @@ export async function announceMcpRelease(redis: Redis, messages: readonly McpRel
  * Subscribes `subscriber` (a connection used for nothing else) to releases.
  * @returns once subscribed.
  */
-export async function listenMcpReleases(subscriber: Redis, handler: (message: McpReleaseMessage) => void): Promise<void> {
+export async function listenMcpReleases(subscriber: RedisClient, handler: (message: McpReleaseMessage) => void): Promise<void> {
   await new RedisChannelListener(subscriber, { guard: mcpReleaseMessage }).listen(redisKeys.mcpReleaseChannel, handler);
 }
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 export const MCP_SERVER_STATES = ['connected', 'connecting', 'disconnected', 'error', 'needs_authorization'] as const;
@@ -18,7 +18,7 @@ export interface McpServerStatus {
 export const MCP_STATUS_TTL_SECONDS = 300;
 
 /** Records one server's status for one user (a worker's, or the gateway's check after a sign-in). */
-export async function writeMcpStatus(redis: Redis, owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus): Promise<void> {
+export async function writeMcpStatus(redis: RedisClient, owner: { tenantId: string; userId: string }, name: string, status: McpServerStatus): Promise<void> {
   const key = redisKeys.mcpStatus(owner.tenantId, owner.userId);
   await redis.multi().hset(key, name, JSON.stringify(status)).expire(key, MCP_STATUS_TTL_SECONDS).exec();
 }
@@ -27,7 +27,7 @@ export async function writeMcpStatus(redis: Redis, owner: { tenantId: string; us
  * A user's MCP server statuses from {@link redisKeys.mcpStatus}, by server name. Entries that
  * are not valid JSON or have no known status are left out (the API shows them as unknown).
  */
-export async function readMcpStatuses(redis: Redis, tenantId: string, userId: string): Promise<Map<string, McpServerStatus>> {
+export async function readMcpStatuses(redis: RedisClient, tenantId: string, userId: string): Promise<Map<string, McpServerStatus>> {
   const hash = await redis.hgetall(redisKeys.mcpStatus(tenantId, userId));
   const statuses = new Map<string, McpServerStatus>();
   for (const [name, raw] of Object.entries(hash)) {

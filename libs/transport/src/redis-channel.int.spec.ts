@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { waitUntil } from '#test/support/event-waits.js';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
 import { ControlBus, type ControlMessage } from './control-bus.js';
 import { announceMcpRelease, listenMcpReleases, type McpReleaseMessage } from './mcp-release.js';
-import { createRedis } from './redis-connection.js';
+import { createRedis, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 import { UserEventBus, type UserEventMessage } from './user-event-bus.js';
 
 /** The pub/sub listeners built on RedisChannelListener, against the harness Redis, on one shared subscriber connection. */
 
-let commands: Redis;
-let subscriber: Redis;
+let commands: RedisClient;
+let subscriber: RedisClient;
 let subscriberId: number;
 
 beforeAll(async () => {

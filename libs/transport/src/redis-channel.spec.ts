@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { jsonObject, RedisChannelListener } from './redis-channel.js';
 
 /** A subscriber connection that records SUBSCRIBE and UNSUBSCRIBE, and delivers what `publish` is given. */
@@ -9,7 +9,7 @@ function fakeSubscriber() {
   const redis = Object.assign(emitter, {
     subscribe: async (channel: string) => void commands.push(`subscribe ${channel}`),
     unsubscribe: async (channel: string) => void commands.push(`unsubscribe ${channel}`),
-  }) as unknown as Redis;
+  }) as unknown as RedisClient;
   const publish = (channel: string, raw: string) => emitter.emit('message', channel, raw);
   return { redis, commands, publish, listenerCount: () => emitter.listenerCount('message') };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 /** Hears one channel's messages: the checked message, and its text as published. */
 export type ChannelHandler<T> = (message: T, raw: string) => void;
@@ -13,11 +13,16 @@ export interface ChannelListenerOptions<T> {
    * reported as an unhandled rejection, which the gateway and the worker log.
    */
   onHandlerError?: (err: unknown, channel: string) => void;
+  /**
+   * Sharded channels (SSUBSCRIBE, Redis 7): on a cluster each is served by the master of its
+   * slot, so a message travels to that shard's subscribers only. Absent: plain channels.
+   */
+  sharded?: boolean;
 }
 
 /**
- * Listens to Redis pub/sub channels on a subscriber connection (one in subscriber mode: it takes
- * no other command). A channel is subscribed while it has at least one handler, and each message
+ * Listens to Redis pub/sub channels, plain or sharded, on a subscriber connection (one in
+ * subscriber mode: it takes no other command). A channel is subscribed while it has at least one handler, and each message
  * is parsed and checked once for all of them. ioredis subscribes again by itself after a
  * reconnection (`autoResubscribe`). Several listeners may share one connection: each hears only
  * the channels it subscribed.
@@ -27,9 +32,11 @@ export class RedisChannelListener<T> {
   /** Each channel's last SUBSCRIBE or UNSUBSCRIBE; a listen waits for the SUBSCRIBE. */
   private readonly pending = new Map<string, Promise<unknown>>();
   private readonly onMessage = (channel: string, raw: string) => this.dispatch(channel, raw);
+  private readonly messageEvent: 'message' | 'smessage';
 
-  constructor(private readonly subscriber: Redis, private readonly options: ChannelListenerOptions<T>) {
-    subscriber.on('message', this.onMessage);
+  constructor(private readonly subscriber: RedisClient, private readonly options: ChannelListenerOptions<T>) {
+    this.messageEvent = options.sharded ? 'smessage' : 'message';
+    subscriber.on(this.messageEvent, this.onMessage);
   }
 
   /**
@@ -43,7 +50,7 @@ export class RedisChannelListener<T> {
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      this.pending.set(channel, this.subscriber.subscribe(channel));
+      this.pending.set(channel, this.options.sharded ? this.subscriber.ssubscribe(channel) : this.subscriber.subscribe(channel));
     }
     set.add(handler);
     const stop = () => this.remove(channel, handler);
@@ -66,7 +73,7 @@ export class RedisChannelListener<T> {
    * connection is its owner's, and a command waits for as long as Redis is down.
    */
   close(): void {
-    this.subscriber.off('message', this.onMessage);
+    this.subscriber.off(this.messageEvent, this.onMessage);
     this.handlers.clear();
   }
 
@@ -77,8 +84,7 @@ export class RedisChannelListener<T> {
     // A listen that comes while this is in flight subscribes after it, on the same connection.
     this.pending.set(
       channel,
-      this.subscriber
-        .unsubscribe(channel)
+      (this.options.sharded ? this.subscriber.sunsubscribe(channel) : this.subscriber.unsubscribe(channel))
         .catch(() => undefined)
         .finally(() => {
           if (!this.handlers.has(channel)) this.pending.delete(channel);

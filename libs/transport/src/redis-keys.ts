@@ -1,7 +1,9 @@
 /**
- * Redis key layout. A run's keys share a hash tag. The append script takes the events of many
- * runs in one call, so it expects a single Redis (or a proxy that keeps one script's keys
- * together), not Redis Cluster.
+ * Redis key layout. Every key and channel that one script or transaction touches together
+ * shares a hash tag, so on a Redis Cluster it lives in one slot: a run's keys and its event
+ * channel carry the run id, a session's keys and channel the session id, a user's MCP keys the
+ * tenant and user. The few keys without a tag (leases, tickets, pending sign-ins) are each used
+ * alone.
  */
 export const redisKeys = {
   runSeq: (runId: string) => `da:run:{${runId}}:seq`,
@@ -34,7 +36,10 @@ export const redisKeys = {
   sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,
   /** The session's runs that have no done yet: a hash of run id → owner (JSON `[tenant_id, user_id]`), for cancels that need no database. */
   sessionActiveRuns: (sessionId: string) => `da:session:{${sessionId}}:active-runs`,
-  sessionChannel: (sessionId: string) => `da:events:${sessionId}`,
+  /** A run's events, live: each appended event's JSON, published by the append script (sharded on a cluster). */
+  runChannel: (runId: string) => `da:run:{${runId}}:events`,
+  /** A session's new runs: JSON {run_id}, published as each run joins the session's active runs (sharded on a cluster). */
+  sessionRunsChannel: (sessionId: string) => `da:session:{${sessionId}}:runs`,
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,
   /**
@@ -66,3 +71,12 @@ export const redisKeys = {
   /** The model each assistant runs on, as the workers of a queue last announced: a hash of assistant id → model id. */
   assistantModels: (queueName: string) => `da:queue:{${queueName}}:assistant-models`,
 } as const;
+
+/**
+ * The BullMQ prefix of the run queue. On a cluster every key of a queue must share a slot, so
+ * the prefix is a hash tag there (as BullMQ documents); a single Redis keeps BullMQ's default,
+ * so an existing deployment's queued jobs stay where they are.
+ */
+export function queuePrefix(cluster: boolean): string {
+  return cluster ? '{da-queue}' : 'bull';
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { RefreshLock } from '#core/mcp/mcp-oauth-store.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -12,7 +12,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * `JSON [tenant, user, server]`, as McpOAuthSession makes them.
  */
 export class RedisRefreshLock implements RefreshLock {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   async tryAcquire(key: string, ttlMs: number): Promise<(() => Promise<void>) | null> {
     const [tenantId, userId, server] = JSON.parse(key) as [string, string, string];

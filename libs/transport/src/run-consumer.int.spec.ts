@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
-import { createRedis } from './redis-connection.js';
+import { createRedis, type RedisClient } from './redis-connection.js';
 import { RunConsumer } from './run-consumer.js';
 import { RunQueue, type RunJobData } from './run-queue.js';
 
@@ -35,7 +34,7 @@ async function slowLink(target: URL, delayMs: number): Promise<{ url: string; cl
 const job = (runId: string): RunJobData => ({ runId, sessionId: 's', tenantId: 't', userId: 'u', assistantId: 'a', message: 'm', enqueuedAt: Date.now() });
 
 describe('RunConsumer (Redis behind a slow link)', () => {
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   afterAll(async () => {
     await Promise.all(connections.map((c) => c.quit().catch(() => undefined)));
   });

@@ -1,5 +1,6 @@
 import { MetricsTime, Worker, type ConnectionOptions, type Job, type WorkerListener } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './redis-connection.js';
+import { queuePrefix } from './redis-keys.js';
 import { RUN_JOB_RETENTION, type FinishedJobRetention, type RunJobData } from './run-queue.js';
 
 /** Slots of one BullMQ Worker of a {@link RunConsumer}: the most jobs it takes before it starts the first of them. */
@@ -42,7 +43,7 @@ type Listeners = WorkerListener<RunJobData>;
 export class RunConsumer {
   private readonly workers: Worker<RunJobData>[];
 
-  constructor(connection: Redis, options: RunConsumerOptions, handle: (job: Job<RunJobData>, token?: string) => Promise<'ended' | 'lost'>) {
+  constructor(connection: RedisClient, options: RunConsumerOptions, handle: (job: Job<RunJobData>, token?: string) => Promise<'ended' | 'lost'>) {
     const retention = options.retention ?? RUN_JOB_RETENTION;
     const processJob = async (job: Job<RunJobData>, token?: string) => {
       if ((await handle(job, token)) === 'ended') await forgetMessage(job);
@@ -54,6 +55,7 @@ export class RunConsumer {
       const slots = Math.floor(options.concurrency / count) + (i < options.concurrency % count ? 1 : 0);
       return new Worker<RunJobData>(options.name, processJob, {
         connection: connection as unknown as ConnectionOptions,
+        prefix: queuePrefix(isCluster(connection)),
         concurrency: Math.max(1, slots),
         lockDuration: options.lockDurationMs ?? 30_000,
         stalledInterval: options.stalledIntervalMs ?? 30_000,

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { EventDict, EventType } from '#core/events/execution-event.js';
 import { waitUntil } from '#test/support/event-waits.js';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
-import { createRedis } from './redis-connection.js';
+import { createRedis, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 import { RunEventLog, type AppendResult } from './run-event-log.js';
 import { RunFencedError, RunLedger, type StoredStep } from './run-ledger.js';
@@ -11,10 +10,10 @@ import { RunFencedError, RunLedger, type StoredStep } from './run-ledger.js';
 /** The run event log's Lua script against the harness Redis. Every test uses its own runs. */
 
 const CONNECTIONS = 5;
-let conns: Redis[];
+let conns: RedisClient[];
 let logs: RunEventLog[];
-let subscriber: Redis;
-/** Raw messages received on each session channel, in order. */
+let subscriber: RedisClient;
+/** Raw messages received on each run's channel, in order. */
 const received = new Map<string, string[]>();
 const sentinels = new Map<string, () => void>();
 
@@ -36,18 +35,18 @@ async function rawLog(runId: string): Promise<string[]> {
   return conns[0].lrange(redisKeys.runLog(runId), 0, -1);
 }
 
-/** Starts recording a session's channel. */
-async function listen(sessionId: string): Promise<void> {
-  received.set(redisKeys.sessionChannel(sessionId), []);
-  await subscriber.subscribe(redisKeys.sessionChannel(sessionId));
+/** Starts recording a run's channel. */
+async function listen(runId: string): Promise<void> {
+  received.set(redisKeys.runChannel(runId), []);
+  await subscriber.subscribe(redisKeys.runChannel(runId));
 }
 
 /**
- * What the session's channel carried up to now: a marker published after every append has
+ * What the run's channel carried up to now: a marker published after every append has
  * returned arrives after all of their messages.
  */
-async function channelUpToNow(sessionId: string): Promise<string[]> {
-  const channel = redisKeys.sessionChannel(sessionId);
+async function channelUpToNow(runId: string): Promise<string[]> {
+  const channel = redisKeys.runChannel(runId);
   const marker = `marker-${randomUUID()}`;
   const seen = new Promise<void>((resolve) => sentinels.set(marker, resolve));
   await conns[0].publish(channel, marker);
@@ -75,7 +74,6 @@ afterAll(async () => {
 describe('RunEventLog (Redis)', () => {
   it('assigns gapless seqs under concurrent appends to several runs, and publishes each event once in seq order', async () => {
     const sessions = [id('session'), id('session')];
-    await Promise.all(sessions.map(listen));
     // One hot run (20 appenders × 50 events) beside three smaller ones, over two sessions.
     const runs = [
       { runId: id('run'), sessionId: sessions[0], appenders: 20, each: 50 },
@@ -83,6 +81,7 @@ describe('RunEventLog (Redis)', () => {
       { runId: id('run'), sessionId: sessions[1], appenders: 5, each: 20 },
       { runId: id('run'), sessionId: sessions[1], appenders: 5, each: 20 },
     ];
+    await Promise.all(runs.map((run) => listen(run.runId)));
     const results = new Map<string, AppendResult[]>(runs.map((r) => [r.runId, []]));
     let next = 0;
     await Promise.all(
@@ -96,7 +95,7 @@ describe('RunEventLog (Redis)', () => {
       ),
     );
 
-    const channels = await Promise.all(sessions.map(channelUpToNow));
+    const channels = await Promise.all(runs.map((run) => channelUpToNow(run.runId)));
     for (const run of runs) {
       const n = run.appenders * run.each;
       const mine = results.get(run.runId)!;
@@ -117,14 +116,12 @@ describe('RunEventLog (Redis)', () => {
       expect(await logs[0].isSealed(run.runId)).toBe(false);
 
       // The live channel carried exactly the log, once each, in seq order.
-      const channel = channels[sessions.indexOf(run.sessionId)];
-      expect(channel.filter((m) => (JSON.parse(m) as EventDict).run_id === run.runId)).toEqual(raw);
+      expect(channels[runs.indexOf(run)]).toEqual(raw);
     }
   });
 
   it('sends the appends of one event-loop turn, for every run, as one script call, each with its own outcome', async () => {
     const sessionId = id('session');
-    await listen(sessionId);
     const runs = Array.from({ length: 100 }, () => id('run'));
     const [sealedRun, cancelledRun] = runs;
     await logs[0].append(event(sessionId, sealedRun, 'done'));
@@ -162,7 +159,7 @@ describe('RunEventLog (Redis)', () => {
   it('accepts exactly one done, even among concurrent ones, and nothing after it', async () => {
     const sessionId = id('session');
     const runId = id('run');
-    await listen(sessionId);
+    await listen(runId);
     for (let i = 0; i < 3; i++) await logs[0].append(event(sessionId, runId, 'text', { content: `before ${i}` }));
 
     const racing = await Promise.all(
@@ -186,13 +183,13 @@ describe('RunEventLog (Redis)', () => {
     expect(await logs[2].append(event(sessionId, runId, 'done'))).toEqual({ status: 'sealed' });
     expect(await rawLog(runId)).toEqual(raw);
     expect(await logs[0].lastSeq(runId)).toBe(n);
-    expect(await channelUpToNow(sessionId)).toEqual(raw);
+    expect(await channelUpToNow(runId)).toEqual(raw);
   });
 
   it('after a cancel record accepts only the done, and refuses the cancel once the done is in', async () => {
     const sessionId = id('session');
     const runId = id('run');
-    await listen(sessionId);
+    await listen(runId);
     const log = logs[0];
     expect(await log.append(event(sessionId, runId, 'text', { content: 'a' }))).toMatchObject({ status: 'appended', event: { seq: 1 } });
     expect(await log.isCancelRequested(runId)).toBe(false);
@@ -210,7 +207,7 @@ describe('RunEventLog (Redis)', () => {
       [1, 'text'],
       [2, 'done'],
     ]);
-    expect(await channelUpToNow(sessionId)).toEqual(raw);
+    expect(await channelUpToNow(runId)).toEqual(raw);
   });
 
   it('fences appends of a worker whose run was taken over, done included', async () => {
@@ -303,7 +300,7 @@ describe('RunEventLog (Redis)', () => {
 
 describe('a cancel racing a done (Redis)', () => {
   const RUNS = 200;
-  let events: Redis;
+  let events: RedisClient;
   let previousNotify: string;
   /** Per run, in Redis's execution order: R a push to its log, D its done record set, C its cancel record set. */
   const trace = new Map<string, string>();

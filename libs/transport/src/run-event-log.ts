@@ -1,5 +1,6 @@
-import type { Redis } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
 import type { EventDict } from '#core/events/execution-event.js';
+import { isCluster, publishSharded, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 /** A Lua expression for the key `keyOf` gives, built from the Lua variable `id` (so script and TypeScript name keys alike). */
@@ -8,33 +9,34 @@ function luaKey(keyOf: (id: string) => string, id: string): string {
   return `'${before}' .. ${id} .. '${after}'`;
 }
 
-/** Arguments per event in {@link APPEND_SCRIPT}. */
-const ARGS_PER_EVENT = 5;
+/** Arguments per event in the append script. */
+const ARGS_PER_EVENT = 4;
 
 /**
- * Appends events, each as one step: next seq, append to the run's log, publish to the session's
- * channel. Once a `done` is appended the run is sealed and later appends are dropped (0), so a
- * run has exactly one done and nothing after it. Once the run's cancel record exists only its
- * `done` is accepted (-1), so the worker holding it learns of a cancel at its next step even if
- * the control message was lost. An append that carries an owner epoch is refused (-2) once
- * another worker has taken the run over.
+ * The append script: appends events, each as one step: next seq, append to the run's log,
+ * publish on the run's channel. Once a `done` is appended the run is sealed and later appends
+ * are dropped (0), so a run has exactly one done and nothing after it. Once the run's cancel
+ * record exists only its `done` is accepted (-1), so the worker holding it learns of a cancel at
+ * its next step even if the control message was lost. An append that carries an owner epoch is
+ * refused (-2) once another worker has taken the run over.
  *
- * A done also takes the run off its session's active runs.
- *
- * One call carries every append a process made in one turn of its event loop, for all its runs:
- * ARGV[1] and ARGV[2] the finished and the active retention, then five arguments per event (run
- * id, session id, the event's JSON after its opening brace, '1' for a done, '2' for an event that
- * closes a cancelled run before its done (accepted after the cancel record), else '0', the epoch or '').
- * Returns each event's seq or refusal, in order. The script names each run's keys itself from
- * its id instead of taking them as KEYS: eight keys per event were two thirds of the bytes a
- * worker wrote to Redis. It spans many runs' keys anyway, so it needs a single Redis (not
- * Cluster), as redisKeys says.
+ * One call carries the appends a process made in one turn of its event loop, for all its runs
+ * (on a single Redis) or for the runs of one slot (on a cluster: the keys and the sharded
+ * channel of one call then live on one master). KEYS[1] names a key of the call's first run,
+ * only so a cluster routes the call to its slot. ARGV[1] and ARGV[2] are the finished and the
+ * active retention, then four arguments per event: run id, the event's JSON after its opening
+ * brace, '1' for a done, '2' for an event that closes a cancelled run before its done (accepted
+ * after the cancel record), else '0', and the epoch or ''. Returns each event's seq or refusal,
+ * in order. The script names each run's keys itself from its id instead of taking them as KEYS:
+ * eight keys per event were two thirds of the bytes a worker wrote to Redis.
+ * @param publish PUBLISH on a single Redis, SPUBLISH on a cluster.
  */
-const APPEND_SCRIPT = `
+function appendScript(publish: 'PUBLISH' | 'SPUBLISH'): string {
+  return `
 local out = {}
 for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
   local a = 2 + i * ${ARGS_PER_EVENT}
-  local run, session, body, terminal, epoch = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
+  local run, body, terminal, epoch = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local seqKey, logKey, doneKey = ${luaKey(redisKeys.runSeq, 'run')}, ${luaKey(redisKeys.runLog, 'run')}, ${luaKey(redisKeys.runDone, 'run')}
   local ownerKey = ${luaKey(redisKeys.runOwner, 'run')}
   local result
@@ -53,23 +55,23 @@ for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
       for _, key in ipairs({seqKey, logKey, ownerKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}, ${luaKey(redisKeys.runParked, 'run')}}) do
         redis.call('EXPIRE', key, ARGV[1])
       end
-      redis.call('HDEL', ${luaKey(redisKeys.sessionActiveRuns, 'session')}, run)
     elseif seq == 1 then
       redis.call('EXPIRE', seqKey, ARGV[2])
       redis.call('EXPIRE', logKey, ARGV[2])
     end
-    redis.call('PUBLISH', ${luaKey(redisKeys.sessionChannel, 'session')}, event)
+    redis.call('${publish}', ${luaKey(redisKeys.runChannel, 'run')}, event)
     result = seq
   end
   out[i + 1] = result
 end
 return out
 `;
+}
 
 /** Events in one script call at most: a turn with more sends several calls, in order. */
 const MAX_BATCH = 256;
 
-type AppendCommand = (numberOfKeys: number, ...keysThenArgs: string[]) => Promise<number[]>;
+type AppendCommand = (routingKey: string, ...args: string[]) => Promise<number[]>;
 
 interface PendingAppend {
   event: EventDict;
@@ -96,14 +98,17 @@ export interface RunEventLogOptions {
 
 export type AppendResult = { status: 'appended'; event: EventDict } | { status: 'sealed' } | { status: 'cancelled' } | { status: 'fenced' };
 
-/** The per-run event log in Redis: a list indexed by seq - 1, plus a live channel per session. */
+/** The per-run event log in Redis: a list indexed by seq - 1, a live channel per run, and each session's active runs. */
 export class RunEventLog {
   /** Appends made since the last flush, sent together once this turn of the event loop ends. */
   private pending: PendingAppend[] = [];
 
-  constructor(private readonly redis: Redis, private readonly options: RunEventLogOptions) {
+  private readonly cluster: boolean;
+
+  constructor(private readonly redis: RedisClient, private readonly options: RunEventLogOptions) {
+    this.cluster = isCluster(redis);
     if (!(redis as unknown as { runEventAppend?: unknown }).runEventAppend) {
-      redis.defineCommand('runEventAppend', { lua: APPEND_SCRIPT });
+      redis.defineCommand('runEventAppend', { numberOfKeys: 1, lua: appendScript(this.cluster ? 'SPUBLISH' : 'PUBLISH') });
     }
   }
 
@@ -131,15 +136,27 @@ export class RunEventLog {
   private flush(): void {
     const pending = this.pending;
     this.pending = [];
-    for (let i = 0; i < pending.length; i += MAX_BATCH) this.send(pending.slice(i, i + MAX_BATCH));
+    for (const group of this.cluster ? bySlot(pending) : [pending]) {
+      for (let i = 0; i < group.length; i += MAX_BATCH) this.send(group.slice(i, i + MAX_BATCH));
+    }
   }
 
   private send(batch: PendingAppend[]): void {
     const args: string[] = [String(this.options.retentionSeconds), String(this.options.activeRetentionSeconds ?? 24 * 3600)];
-    for (const { event, body, epoch, kind } of batch) args.push(event.run_id, event.session_id, body, kind, epoch);
+    for (const { event, body, epoch, kind } of batch) args.push(event.run_id, body, kind, epoch);
     const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
-    append(0, ...args).then(
-      (results) => batch.forEach((p, i) => p.resolve(outcome(p.event, results[i]))),
+    append(redisKeys.runSeq(batch[0]!.event.run_id), ...args).then(
+      (results) =>
+        batch.forEach((p, i) => {
+          const result = outcome(p.event, results[i]!);
+          if (result.status !== 'appended' || p.kind !== '1') return p.resolve(result);
+          // A done takes the run off its session's active runs: a key of the session's slot, so
+          // not in the script. The done's append resolves once it is off (or Redis failed it: the
+          // next cancel of the session finds the run sealed and takes it off then).
+          void this.forgetActive(p.event.session_id, p.event.run_id)
+            .catch(() => undefined)
+            .then(() => p.resolve(result));
+        }),
       (err: unknown) => batch.forEach((p) => p.reject(err)),
     );
   }
@@ -163,8 +180,14 @@ export class RunEventLog {
    */
   async markActive(sessionId: string, runId: string, owner: RunOwner): Promise<void> {
     const key = redisKeys.sessionActiveRuns(sessionId);
-    // Two commands in one auto-pipelined write, which Redis runs in order (a MULTI would cost a pipeline object per run).
-    await Promise.all([this.redis.hset(key, runId, JSON.stringify([owner.tenantId, owner.userId])), this.redis.expire(key, this.options.activeRetentionSeconds ?? 24 * 3600)]);
+    // Three commands in one auto-pipelined write, which Redis runs in order (a MULTI would cost a
+    // pipeline object per run). The announcement goes out once the run is in the hash, so a
+    // watcher that lists the hash after subscribing misses no run.
+    await Promise.all([
+      this.redis.hset(key, runId, JSON.stringify([owner.tenantId, owner.userId])),
+      this.redis.expire(key, this.options.activeRetentionSeconds ?? 24 * 3600),
+      publishSharded(this.redis, redisKeys.sessionRunsChannel(sessionId), JSON.stringify({ run_id: runId })),
+    ]);
   }
 
   /** The session's runs that have no done yet, as {@link markActive} recorded them (none when Redis lost them). */
@@ -205,6 +228,18 @@ export class RunEventLog {
   async isSealed(runId: string): Promise<boolean> {
     return (await this.redis.exists(redisKeys.runDone(runId))) === 1;
   }
+}
+
+/** Appends grouped by the slot of their run, each group in the order made. */
+function bySlot(pending: PendingAppend[]): PendingAppend[][] {
+  const groups = new Map<number, PendingAppend[]>();
+  for (const p of pending) {
+    const slot = calculateSlot(redisKeys.runSeq(p.event.run_id));
+    const group = groups.get(slot);
+    if (group) group.push(p);
+    else groups.set(slot, [p]);
+  }
+  return [...groups.values()];
 }
 
 function outcome(event: EventDict, seq: number): AppendResult {

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
+import { waitUntil } from '#test/support/event-waits.js';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
-import { createRedis } from './redis-connection.js';
+import { createRedis, type RedisClient } from './redis-connection.js';
 import { RunEventLog } from './run-event-log.js';
+import { redisKeys } from './redis-keys.js';
 import { followEvents, REPLAY_PAGE } from './run-event-stream.js';
 import { SessionEventRelay } from './session-event-relay.js';
 
 /** followEvents against the harness Redis: a real log, and a real relay on its own subscriber. */
 
-let commands: Redis;
-let subscriber: Redis;
+let commands: RedisClient;
+let subscriber: RedisClient;
 let log: RunEventLog;
 let relay: SessionEventRelay;
 
@@ -25,6 +26,8 @@ function runWriter(sessionId: string, runId: string, total: number) {
       return appended;
     },
     async append(count: number): Promise<void> {
+      // As the lifecycle's enqueue: the run joins its session's active runs, so watchers follow it.
+      if (appended === 0) await log.markActive(sessionId, runId, { tenantId: 'spec', userId: 'spec' });
       for (const end = Math.min(total, appended + count); appended < end; ) {
         const seq = appended + 1;
         const envelope = { timestamp: '', session_id: sessionId, run_id: runId, seq: 0 };
@@ -99,7 +102,7 @@ beforeAll(async () => {
   // Subscribing before the connection's ready check has run makes ioredis fail that check.
   await Promise.all([commands.ping(), subscriber.ping()]);
   log = new RunEventLog(commands, { retentionSeconds: 60 });
-  relay = new SessionEventRelay(subscriber);
+  relay = new SessionEventRelay(subscriber, log);
 });
 
 afterAll(async () => {
@@ -216,4 +219,26 @@ describe('SessionEventRelay (Redis)', () => {
       stopC();
     }
   });
+
+  it('reads from the log what its channel lost: an event that skips seqs brings the skipped ones first', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    const writer = runWriter(sessionId, runId, 10);
+    const seen: number[] = [];
+    const stop = await relay.watch(sessionId, (e) => seen.push(e.seq));
+    try {
+      await writeLive(sessionId, runId, async () => (await writer.append(3), writer.appended));
+      // Seq 4 lands in the log but its message never reaches the channel (as in a failover).
+      const lost = { event_type: 'text', timestamp: '', session_id: sessionId, run_id: runId, content: 'lost', is_final: false };
+      const seq = await commands.incr(redisKeys.runSeq(runId));
+      await commands.rpush(redisKeys.runLog(runId), JSON.stringify({ seq, ...lost }));
+      const next = await log.append({ ...lost, seq: 0, content: 'after' } as EventDict);
+      expect(next).toMatchObject({ status: 'appended', event: { seq: 5 } });
+      await waitUntil(() => seen.length >= 5);
+      expect(seen).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      stop();
+    }
+  });
 });
+

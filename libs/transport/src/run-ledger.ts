@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { JournalStep, ParkedWait } from '#core/engine/run-journal.js';
 import { redisKeys } from './redis-keys.js';
@@ -80,7 +80,7 @@ export class RunFencedError extends Error {
  * unfinished run's log; a run's done shortens it to the log's retention.
  */
 export class RunLedger {
-  constructor(private readonly redis: Redis, private readonly ttlSeconds: number) {
+  constructor(private readonly redis: RedisClient, private readonly ttlSeconds: number) {
     if (!(redis as unknown as { runLedgerRecord?: unknown }).runLedgerRecord) {
       redis.defineCommand('runLedgerRecord', { numberOfKeys: 3, lua: RECORD_SCRIPT });
     }

@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions, type KeepJobs } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './redis-connection.js';
+import { queuePrefix } from './redis-keys.js';
 import type { ChatMessage, ModelOptions, ToolSpec } from '#core/llm/chat-model.js';
 
 /** The payload of a run job. The job's id is the run id. */
@@ -72,9 +73,10 @@ export class RunQueue {
   readonly queue: Queue<RunJobData>;
 
   /** @param retention Finished jobs kept; {@link RUN_JOB_RETENTION} unless given. */
-  constructor(connection: Redis, name: string, retention: FinishedJobRetention = RUN_JOB_RETENTION) {
+  constructor(connection: RedisClient, name: string, retention: FinishedJobRetention = RUN_JOB_RETENTION) {
     this.queue = new Queue<RunJobData>(name, {
       connection: connection as unknown as ConnectionOptions,
+      prefix: queuePrefix(isCluster(connection)),
       defaultJobOptions: {
         attempts: 1,
         removeOnComplete: retention.completed,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Deletes the lock only if it is still ours (it may have expired and been taken). */
@@ -15,7 +15,7 @@ type ReleaseCommand = (key: string, token: string) => Promise<number>;
  * arrive together on any gateways cannot both find the session idle and both start.
  */
 export class SessionAdmission {
-  constructor(private readonly redis: Redis, private readonly leaseMs = 10_000) {
+  constructor(private readonly redis: RedisClient, private readonly leaseMs = 10_000) {
     if (!(redis as unknown as { sessionAdmissionRelease?: unknown }).sessionAdmissionRelease) {
       redis.defineCommand('sessionAdmissionRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
     }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Takes a slot unless the tenant holds `max` already: returns -1 when taken, else how many are held. */
@@ -20,7 +20,7 @@ type TakeCommand = (key: string, max: number, now: number, runId: string) => Pro
  * are pruned against the database when a tenant looks full.
  */
 export class TenantRunSlots {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     if (!(redis as unknown as { tenantRunTake?: unknown }).tenantRunTake) {
       redis.defineCommand('tenantRunTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     }

@@ -1,5 +1,5 @@
-import type { Redis, RedisOptions } from 'ioredis';
-import { createRedis } from './redis-connection.js';
+import type { RedisOptions } from 'ioredis';
+import { createRedis, type RedisClient, type RedisTarget } from './redis-connection.js';
 import { RunEventLog } from './run-event-log.js';
 import { SessionEventRelay } from './session-event-relay.js';
 
@@ -10,9 +10,9 @@ import { SessionEventRelay } from './session-event-relay.js';
  */
 export interface Transport {
   /** Commands (a subscribed connection takes none). */
-  redis: Redis;
+  redis: RedisClient;
   /** In subscriber mode: session events, and whatever else the process listens to on it. */
-  subscriber: Redis;
+  subscriber: RedisClient;
   log: RunEventLog;
   relay: SessionEventRelay;
   /** Quits both connections. */
@@ -21,23 +21,24 @@ export interface Transport {
 
 /**
  * Opens the connections and builds the log and the relay.
- * @param redis the Redis settings: its URL, and how long a run's events are kept.
+ * @param redis the Redis settings: its URL or cluster nodes, and how long a run's events are kept.
  * @param names each connection's name, as CLIENT LIST shows it.
  * @param commandOptions for the command connection: how long a command may wait for Redis (failFast, commandTimeout).
  */
 export function openTransport(
-  redis: { url: string; runLogTtlSeconds: number },
+  redis: RedisTarget & { runLogTtlSeconds: number },
   names: { commands: string; subscriber: string },
   commandOptions: RedisOptions,
 ): Transport {
-  const commands = createRedis(redis.url, names.commands, commandOptions);
+  const commands = createRedis(redis, names.commands, commandOptions);
   // Subscriber commands wait for Redis however long it is away: the subscription must come back.
-  const subscriber = createRedis(redis.url, names.subscriber);
-  const relay = new SessionEventRelay(subscriber);
+  const subscriber = createRedis(redis, names.subscriber);
+  const log = new RunEventLog(commands, { retentionSeconds: redis.runLogTtlSeconds });
+  const relay = new SessionEventRelay(subscriber, log);
   return {
     redis: commands,
     subscriber,
-    log: new RunEventLog(commands, { retentionSeconds: redis.runLogTtlSeconds }),
+    log,
     relay,
     close: async () => {
       await Promise.all([commands.quit().catch(() => undefined), relay.close()]);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { RedisChannelListener } from './redis-channel.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -29,7 +29,7 @@ export interface UserEventMessage {
 export class UserEventBus {
   private readonly channel?: RedisChannelListener<UserEventMessage>;
 
-  constructor(private readonly publisher: Redis, subscriber?: Redis) {
+  constructor(private readonly publisher: RedisClient, subscriber?: RedisClient) {
     if (subscriber) this.channel = new RedisChannelListener(subscriber, { guard: userEventMessage });
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { ToolBinding } from '#core/mcp/tool-bindings.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import type { Caller } from '#core/auth/caller.js';
@@ -20,7 +20,7 @@ import type { ToolBindingDeleted, ToolBindingList, ToolBindingView, ToolCallList
 export class ToolGovernanceService {
   constructor(
     @Inject(STORE) private readonly store: ConversationStore,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   /** @throws ApiError 403 for a non-admin, 422 unless exactly one of agent_id and api_key_id is given. */

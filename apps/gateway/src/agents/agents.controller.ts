@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import { BUILTIN_ASSISTANTS } from '#core/config/assistant-catalog.js';
 import { AssistantModels } from '#transport/assistant-models.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -11,7 +11,7 @@ import { AgentList } from './agent-view.dto.js';
 export class AgentsController {
   private readonly models: AssistantModels;
 
-  constructor(@Inject(REDIS) redis: Redis, @Inject(SETTINGS) settings: GatewaySettings) {
+  constructor(@Inject(REDIS) redis: RedisClient, @Inject(SETTINGS) settings: GatewaySettings) {
     this.models = new AssistantModels(redis, settings.redis.queueName);
   }
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { Caller, Role } from '#core/auth/caller.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
@@ -48,7 +48,7 @@ const digest = (ticket: string) => createHash('sha256').update(ticket).digest('h
 @Injectable()
 export class StreamTickets {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
     private readonly keys: ApiKeyService,
   ) {}
@@ -80,7 +80,7 @@ export class StreamTickets {
 }
 
 /** Ends a ticket now (a single-use one, once redeemed); false when it was gone already. */
-export async function consumeTicket(redis: Redis, ticket: string): Promise<boolean> {
+export async function consumeTicket(redis: RedisClient, ticket: string): Promise<boolean> {
   return (await redis.del(redisKeys.streamTicket(digest(ticket)))) === 1;
 }
 

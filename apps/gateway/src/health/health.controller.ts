@@ -1,9 +1,8 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { Redis } from 'ioredis';
 import type { ConversationStore } from '#core/session/session-store.js';
-import { pingRedis } from '#transport/redis-connection.js';
+import { pingRedis, type RedisClient } from '#transport/redis-connection.js';
 import { Public } from '../auth/api-key.guard.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
@@ -18,7 +17,7 @@ export const HEALTH_PATH = /^\/api\/v1\/health(?:\/live|\/ready)?$/;
 export class HealthController {
   constructor(
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(STORE) private readonly store: ConversationStore,
   ) {}
 

@@ -1,12 +1,11 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js';
 import { Metrics } from '#telemetry/metrics.js';
-import { createRedis, failFast } from '#transport/redis-connection.js';
+import { createRedis, failFast, type RedisClient } from '#transport/redis-connection.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
@@ -30,8 +29,8 @@ import { CONTROL_REDIS, QUEUE_REDIS, REDIS, SETTINGS, STOP_TRACING, STORE, TENAN
 export class InfraModule implements OnApplicationShutdown {
   constructor(
     @Inject(TRANSPORT) private readonly transport: Transport,
-    @Inject(CONTROL_REDIS) private readonly control: Redis,
-    @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
+    @Inject(CONTROL_REDIS) private readonly control: RedisClient,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: RedisClient,
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly queue: RunQueue,
     @Inject(STOP_TRACING) private readonly stopTracing: (() => Promise<void>) | null,
@@ -57,25 +56,25 @@ export class InfraModule implements OnApplicationShutdown {
         // BullMQ defines its ~65 scripts on the connection it is given, and ioredis copies every
         // script of a connection onto each auto-pipelined batch: on the command connection that
         // cost ~60 µs per event-loop turn with commands.
-        { provide: QUEUE_REDIS, useFactory: () => createRedis(redis.url, 'gateway-queue', failFast()) },
-        { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: Redis) => new RunQueue(r, redis.queueName) },
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(redis, 'gateway-queue', failFast()) },
+        { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: RedisClient) => new RunQueue(r, redis.queueName) },
         {
           provide: RunLifecycle,
           inject: [RunEventLog, RunQueue, STORE, REDIS, HitlRequests],
-          useFactory: (log: RunEventLog, queue: RunQueue, store: ConversationStore, r: Redis, hitl: HitlRequests) =>
+          useFactory: (log: RunEventLog, queue: RunQueue, store: ConversationStore, r: RedisClient, hitl: HitlRequests) =>
             // The ledger's lifetime is the workers' (an unfinished run's log); the gateway only reads parked waits and claims nothing.
             new RunLifecycle({ log, queue, store, slots: new TenantRunSlots(r), ledger: new RunLedger(r, 24 * 3600), hitl }),
         },
         // Its own connection: cancels and approvals never wait behind other commands' replies.
-        { provide: CONTROL_REDIS, useFactory: () => createRedis(redis.url, 'gateway-control', failFast()) },
-        { provide: ControlBus, inject: [CONTROL_REDIS], useFactory: (r: Redis) => new ControlBus(r) },
+        { provide: CONTROL_REDIS, useFactory: () => createRedis(redis, 'gateway-control', failFast()) },
+        { provide: ControlBus, inject: [CONTROL_REDIS], useFactory: (r: RedisClient) => new ControlBus(r) },
         // On the relay's subscriber: one subscribed connection per gateway.
         { provide: UserEventBus, inject: [TRANSPORT], useFactory: (t: Transport) => new UserEventBus(t.redis, t.subscriber) },
         // Decides requests, never opens them: their lifetime is the workers' setting.
-        { provide: HitlRequests, inject: [REDIS], useFactory: (r: Redis) => new HitlRequests(r) },
-        { provide: ElicitationRequests, inject: [REDIS], useFactory: (r: Redis) => new ElicitationRequests(r) },
+        { provide: HitlRequests, inject: [REDIS], useFactory: (r: RedisClient) => new HitlRequests(r) },
+        { provide: ElicitationRequests, inject: [REDIS], useFactory: (r: RedisClient) => new ElicitationRequests(r) },
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
-        { provide: SessionAdmission, inject: [REDIS], useFactory: (r: Redis) => new SessionAdmission(r) },
+        { provide: SessionAdmission, inject: [REDIS], useFactory: (r: RedisClient) => new SessionAdmission(r) },
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
         { provide: Metrics, inject: [RunQueue, STORE], useFactory: gatewayMetrics },
       ],

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { announceMcpRelease, type McpReleaseMessage } from '#transport/mcp-release.js';
 import { REDIS, STORE } from '../infra/tokens.js';
@@ -16,7 +16,7 @@ export class McpReleases {
 
   constructor(
     @Inject(STORE) private readonly store: ConversationStore,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   /** For each of these users who has no session left, workers close all their MCP connections. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import { GLOBAL_MCP_OWNER } from '#core/mcp/mcp-catalog-store.js';
 import { MCP_NAME_PATTERN, takesPersonalSignIn } from '#core/mcp/mcp-config.js';
 import { ACCEPTED_MCP_SHAPES, readMcpPaste, type PastedServer } from '#core/mcp/mcp-config-paste.js';
@@ -36,7 +36,7 @@ export class McpServersService {
   constructor(
     @Inject(SETTINGS) settings: GatewaySettings,
     @Inject(STORE) private readonly store: ConversationStore,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly releases: McpReleases,
     private readonly quotas: Quotas,
     private readonly signIns: McpSignIns,

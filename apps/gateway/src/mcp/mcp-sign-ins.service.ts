@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import { isAdmin, type Caller } from '#core/auth/caller.js';
 import { MCP_NAME_PATTERN, type McpServerConfig } from '#core/mcp/mcp-config.js';
 import type { McpOAuthOwner } from '#core/mcp/mcp-oauth-store.js';
@@ -56,7 +56,7 @@ export class McpSignIns {
   constructor(
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
     @Inject(STORE) private readonly store: ConversationStore,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly tickets: StreamTickets,
     private readonly releases: McpReleases,
   ) {

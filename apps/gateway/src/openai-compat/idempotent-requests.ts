@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { Caller } from '#core/auth/caller.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
@@ -23,7 +23,7 @@ const MAX_KEY_LENGTH = 255;
  */
 export class IdempotentRequests {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly ttlSeconds: number,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiDefaultResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { BUILTIN_ASSISTANTS, findAssistant } from '#core/config/assistant-catalog.js';
@@ -110,7 +110,7 @@ export class OpenAiCompatController {
     private readonly control: ControlService,
     private readonly access: SessionAccess,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) redis: RedisClient,
   ) {
     // A day: longer than any client retries one request.
     this.idempotent = new IdempotentRequests(redis, 24 * 3600);

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
@@ -24,7 +24,7 @@ export class Quotas {
   private readonly runSlots: TenantRunSlots;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(TENANTS) private readonly tenants: TenantDirectory,
     private readonly metrics: Metrics,

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import type { McpConfig } from '#core/mcp/user-server-config.js';
 import type { RunToolProvider } from '#core/engine/run-tools.js';
@@ -53,7 +53,7 @@ export interface McpRuntimeOptions {
   /** Users' servers: the per-user cap, and the stdio commands they may still run. */
   userMcp: McpConfig;
   outboundAllowlist: readonly string[];
-  redis: Redis;
+  redis: RedisClient;
   store: McpServerStore;
   /** Where each server's tool catalog is kept (`mcp_tools`). */
   catalogs: McpCatalogStore;
@@ -69,7 +69,7 @@ export interface McpRuntimeOptions {
   /** People's sign-ins to OAuth-protected servers, and the lock that keeps their refreshes single-flight across workers. */
   oauth?: { store: McpOAuthStore; lock: RefreshLock };
   /** A connection for this alone, subscribed to the gateways' releases (a user's sessions ended, a server changed); closed with the runtime. */
-  releases?: Redis;
+  releases?: RedisClient;
   workerId: string;
   logger: Logger;
   /**
@@ -242,7 +242,8 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     if (sweeping || scopes.length === 0) return;
     sweeping = true;
     try {
-      const versions = await redis.mget(...scopes.map((scope) => redisKeys.mcpConfigVersion(scope.tenantId, scope.userId)));
+      // One GET per user rather than an MGET: each user's keys live in a slot of their own on a cluster (auto-pipelining sends them together anyway).
+      const versions = await Promise.all(scopes.map((scope) => redis.get(redisKeys.mcpConfigVersion(scope.tenantId, scope.userId))));
       for (const [i, scope] of scopes.entries()) {
         if (cache.get(`${scope.tenantId}:${scope.userId}`)?.version === (versions[i] ?? '0')) continue;
         const closed = await pool.retain(scope, await userServers(scope));

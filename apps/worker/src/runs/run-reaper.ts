@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import type { RunLifecycle } from '#transport/run-lifecycle.js';
@@ -15,7 +15,7 @@ export interface RunReaperDeps {
   store: Pick<ConversationStore, 'runs'>;
   /** Ends the runs the reaper finds (the only writer of a run's end). */
   lifecycle: Pick<RunLifecycle, 'reap'>;
-  redis: Redis;
+  redis: RedisClient;
   queue: Pick<RunQueue, 'jobState'>;
   /** A run is a candidate once it is this old and still active. */
   staleMs: number;

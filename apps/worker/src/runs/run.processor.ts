@@ -1,6 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, WaitingError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RunHandoff } from '#core/engine/run-journal.js';
 import { ControlBus } from '#transport/control-bus.js';
@@ -8,7 +7,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
-import { createRedis, pingRedis } from '#transport/redis-connection.js';
+import { createRedis, pingRedis, type RedisClient } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
 import { LOGGER, MCP, QUEUE_REDIS, REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import type { McpRuntime } from '../mcp/mcp-runtime.js';
@@ -33,15 +32,15 @@ export function stalledCheckInterval(jobLockMs: number): number {
 @Injectable()
 export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
   private consumer?: RunConsumer;
-  private connection?: Redis;
-  private subscriber?: Redis;
+  private connection?: RedisClient;
+  private subscriber?: RedisClient;
   private reaperTimer?: NodeJS.Timeout;
   private draining = false;
 
   constructor(
     @Inject(SETTINGS) private readonly settings: WorkerSettings,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly runner: RunRunner,
     private readonly archiver: EventArchiver,
     private readonly waiters: DecisionWaiters,
@@ -49,18 +48,18 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly lifecycle: RunLifecycle,
     private readonly queue: RunQueue,
-    @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: RedisClient,
     @Inject(MCP) private readonly mcp: McpRuntime,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const { redis, worker } = this.settings;
-    this.subscriber = createRedis(redis.url, `worker-control-${worker.workerId}`);
+    this.subscriber = createRedis(redis, `worker-control-${worker.workerId}`);
     await new ControlBus(this.redis, this.subscriber).listen((message) => {
       if (message.type === 'cancel') this.runner.cancel(message.run_id, message.requested_at);
       else this.waiters.wake(message.request_id);
     });
-    this.connection = createRedis(redis.url, `worker-queue-${worker.workerId}`);
+    this.connection = createRedis(redis, `worker-queue-${worker.workerId}`);
     this.consumer = new RunConsumer(
       this.connection,
       { name: redis.queueName, concurrency: worker.concurrency, lockDurationMs: worker.jobLockMs, stalledIntervalMs: stalledCheckInterval(worker.jobLockMs) },

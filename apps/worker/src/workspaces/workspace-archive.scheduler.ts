@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import type { Logger } from 'pino';
 import { LOGGER, REDIS, SETTINGS } from '../infra/tokens.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
@@ -19,7 +19,7 @@ export class WorkspaceArchiveScheduler implements OnApplicationBootstrap, OnAppl
   constructor(
     @Inject(SETTINGS) private readonly settings: WorkerSettings,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   onApplicationBootstrap(): void {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '#transport/redis-connection.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { findStaleWorkspaces } from '#core/workspace/stale-workspaces.js';
 import { archiveWorkspace } from '#core/workspace/workspace-archive.js';
@@ -14,7 +14,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 const SWEEP_LEASE_MS = 60_000;
 
 export interface WorkspaceArchiverDeps {
-  redis: Redis;
+  redis: RedisClient;
   /** The workspace root template (DATAAGENT_WORKSPACE_ROOT). */
   rootTemplate: string;
   /** Days without a change after which a workspace is archived. */

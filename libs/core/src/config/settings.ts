@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 import { IsAssistantModels, IsModelName, type ModelProvider } from './model-names.js';
 import { Env } from './env.js';
 import { IsSecretKey } from './secret-key.js';
@@ -25,6 +25,14 @@ export class RedisConfig {
 
   @Env('DATAAGENT_QUEUE_NAME') @IsString() @MinLength(1)
   queueName = 'dataagent-runs';
+
+  /**
+   * Seed nodes of a Redis Cluster (`host:port`, comma-separated): set, every process runs on the
+   * cluster, with the user name, password and TLS of DATAAGENT_REDIS_URL (its host is unused).
+   * Empty: the single Redis at DATAAGENT_REDIS_URL.
+   */
+  @Env('DATAAGENT_REDIS_CLUSTER_NODES', 'list') @Matches(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, { each: true, message: 'must be host:port entries, comma-separated' })
+  clusterNodes: string[] = [];
 }
 
 export class MysqlConfig {
