@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import type { EventDict } from '#core/events/execution-event.js';
@@ -27,7 +29,7 @@ const REQUESTS_PER_MINUTE = 40;
 /**
  * DataAgent on a Redis Cluster of three masters and three replicas: two gateways and two
  * workers, every run path the single Redis serves (stream, resume on another gateway, cancel,
- * approval, quotas, a worker killed mid-run), then a master killed mid-stream.
+ * approval, quotas, a worker killed mid-run, the CLI's remote mode), then a master killed mid-stream.
  */
 describe('on a Redis Cluster', () => {
   let cluster: ClusterHandle;
@@ -191,6 +193,20 @@ describe('on a Redis Cluster', () => {
     } finally {
       socket.disconnect();
     }
+  });
+
+  it("serves the CLI's remote mode: a tool-calling turn printed as its events", async () => {
+    const bin = fileURLToPath(new URL('../apps/cli/bin/dataagent.mjs', import.meta.url)).replace('/dist/apps/', '/apps/');
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(OPENAI_|ANTHROPIC_|DATAAGENT_)/.test(name)));
+    const todos = '[[tool:write_todos {"todos":[{"content":"shard it","status":"pending"}]}]]';
+    const cli = spawn(process.execPath, [bin, '--server', second.url, '--api-key', TEST_API_KEY, '-p', `plan ${todos}`, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    cli.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const code = await new Promise((resolve) => cli.on('close', resolve));
+    expect(code).toBe(0);
+    const events = stdout.trim().split('\n').map((line) => JSON.parse(line) as EventDict);
+    expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(['tool_call', 'tool_result', 'done']));
+    assertWellFormedRun(events);
   });
 
   it('survives a master killed mid-stream: its replica takes over, every run continues gapless or ends with an error and one done, nothing duplicated, no process down', async () => {
