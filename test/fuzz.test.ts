@@ -206,18 +206,17 @@ describe('fuzzing every entry point', () => {
     }
   }
 
-  /** This system's session and run channels still subscribed in Redis after a 5 s grace (none should be, with no client left). */
+  /** This system's run channels still subscribed in Redis after a 5 s grace (none should be, with no client left). */
   async function leakedChannels(): Promise<string[]> {
-    const [rows] = (await database((db) => db.query('SELECT session_id FROM sessions'))) as unknown as [Array<{ session_id: string }>];
-    const mine = new Set(rows.map((r) => redisKeys.sessionRunsChannel(r.session_id)));
+    const [rows] = (await database((db) => db.query('SELECT run_id FROM runs'))) as unknown as [Array<{ run_id: string }>];
+    const mine = new Set(rows.map((r) => redisKeys.runChannel(r.run_id)));
     const redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
       await redis.connect();
       let leaked: string[] = [];
       const until = Date.now() + 5_000;
       do {
-        const channels = (await redis.pubsub('CHANNELS', 'da:*')) as string[];
-        leaked = channels.filter((c) => mine.has(c) || /^da:run:\{.*\}:events$/.test(c));
+        leaked = ((await redis.pubsub('CHANNELS', 'da:run:*')) as string[]).filter((c) => mine.has(c));
         if (leaked.length) await sleep(100);
       } while (leaked.length && Date.now() < until);
       return leaked;

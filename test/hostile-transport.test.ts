@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { io } from 'socket.io-client';
 import { api } from './support/chat-clients.js';
 import { chatToDone } from './support/event-waits.js';
-import { clientFrame, closedByServer, rawRequest, rawUpgrade, sessionSubscribers } from './support/raw-http.js';
+import { clientFrame, closedByServer, rawRequest, rawUpgrade, runSubscribers } from './support/raw-http.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 async function expectAlive(system: TestSystem): Promise<void> {
@@ -74,14 +74,14 @@ describe('hostile sockets cost one closed socket and nothing more', () => {
 
   it('refuses an absurd resume position with 4xx and leaves no subscription behind', async () => {
     const [first] = await chatToDone(system.url, TEST_API_KEY, 'a run to resume');
-    const { run_id: runId, session_id: session } = first;
+    const { run_id: runId } = first;
     for (const query of ['99999999999999999999', '4294967296', '1e3', '-1', '0x10']) {
       const res = await api(system.url, 'GET', `/runs/${runId}/events?after_seq=${query}`, { apiKey: TEST_API_KEY });
       expect({ query, status: res.status, code: res.body.error_code }).toEqual({ query, status: 422, code: 'validation_failed' });
     }
     const lastEventId = await rawRequest(system.url, 'GET', `/api/v1/runs/${runId}/events`, { 'x-api-key': TEST_API_KEY, 'last-event-id': `${runId}:99999999999999999999` });
     expect(lastEventId.status).toBe(400);
-    expect(await sessionSubscribers(session)).toBe(0);
+    expect(await runSubscribers(runId)).toBe(0);
     await expectAlive(system);
   });
 
@@ -97,12 +97,13 @@ describe('hostile sockets cost one closed socket and nothing more', () => {
     let text = '';
     while (!text.includes('event: text')) text += new TextDecoder().decode((await reader.read()).value);
     const session = /"session_id":"([^"]+)"/.exec(text)![1];
-    expect(await sessionSubscribers(session)).toBe(1);
+    const runId = /"run_id":"([^"]+)"/.exec(text)![1];
+    expect(await runSubscribers(runId)).toBe(1);
     controller.abort();
     // The run streams on for seconds; its subscription must go with the client, not with the run.
     const deadline = Date.now() + 5_000;
     let count = 1;
-    while (Date.now() < deadline && (count = await sessionSubscribers(session)) > 0) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && (count = await runSubscribers(runId)) > 0) await new Promise((r) => setTimeout(r, 50));
     expect(count).toBe(0);
     await api(system.url, 'POST', `/chat/${session}/cancel`, { apiKey: TEST_API_KEY });
   });

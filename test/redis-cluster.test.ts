@@ -253,7 +253,7 @@ describe('on a Redis Cluster', () => {
         expect(logged).toEqual(logged.map((_, i) => i + 1));
       }
       for (const proc of [system.gateway, second, ...system.workers]) expect(proc.proc.exitCode).toBeNull();
-      console.log(`cluster failover: master :${victim} killed with ${onVictim} of ${acks.length} streaming runs on its slots; replica :${promoted} serving in ${failoverMs} ms; runs ${JSON.stringify(outcomes)} (taken_over: continued on another worker after a lost job lock)`);
+      console.log(`cluster failover: master :${victim} killed with ${onVictim} of ${acks.length} streaming runs on its slots; replica :${promoted} serving in ${failoverMs} ms; runs ${JSON.stringify(outcomes)} (taken_over: handed back while its slot moved, and continued from its ledger with error{worker_lost})`);
 
       // And the cluster serves new chats afterwards.
       const after = await sendChat(socket, { message: 'after the failover' });

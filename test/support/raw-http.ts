@@ -89,12 +89,12 @@ export function clientFrame(opcode: number, payload: Buffer | string, options: {
   return Buffer.concat([header, key, masked]);
 }
 
-/** How many subscribers (gateway relays) listen to a session's channel (its new runs) right now. */
-export async function sessionSubscribers(sessionId: string): Promise<number> {
+/** How many subscribers (gateway relays) listen to a run's event channel right now. */
+export async function runSubscribers(runId: string): Promise<number> {
   const redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
-    const [, count] = (await redis.pubsub('NUMSUB', redisKeys.sessionRunsChannel(sessionId))) as [string, number];
+    const [, count] = (await redis.pubsub('NUMSUB', redisKeys.runChannel(runId))) as [string, number];
     return Number(count);
   } finally {
     redis.disconnect();

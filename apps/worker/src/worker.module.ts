@@ -13,7 +13,7 @@ import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
-import { SessionEventRelay } from '#transport/session-event-relay.js';
+import { RunEventRelay } from '#transport/run-event-relay.js';
 import { RunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
@@ -83,14 +83,14 @@ export class WorkerModule implements OnApplicationShutdown {
             }),
         },
         { provide: RunEventLog, inject: [TRANSPORT], useFactory: (t: Transport) => t.log },
-        { provide: SessionEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
+        { provide: RunEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
         // Wakes parked runs and serves the reaper: BullMQ defines its scripts on the connection it is given, so not the command connection.
         { provide: QUEUE_REDIS, useFactory: () => createRedis(settings.redis, `worker-producer-${settings.worker.workerId}`) },
         { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: RedisClient) => new RunQueue(r, settings.redis.queueName) },
         {
           provide: RunLifecycle,
-          inject: [RunEventLog, SessionEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
-          useFactory: (log: RunEventLog, relay: SessionEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
+          inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
+          useFactory: (log: RunEventLog, relay: RunEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
             new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, durable, databaseUnavailable: isDatabaseUnavailable, logger }),
         },
         {

@@ -103,11 +103,3 @@ export function isRedisUnavailable(err: unknown): boolean {
   if (e?.name === 'MaxRetriesPerRequestError' || e?.name === 'ClusterAllFailedError') return true;
   return typeof e?.message === 'string' && /^(Connection is closed|Command timed out|Stream isn't writeable|Reached the max retries per request limit|CLUSTERDOWN|Failed to refresh slots cache|None of startup nodes is available)/.test(e.message);
 }
-
-/**
- * Publishes on a channel of one run or session: a sharded channel on a cluster (it reaches the
- * subscribers of that slot's shard only), a plain one on a single Redis.
- */
-export function publishSharded(redis: RedisClient, channel: string, message: string): Promise<number> {
-  return isCluster(redis) ? (redis.spublish(channel, message) as Promise<number>) : redis.publish(channel, message);
-}

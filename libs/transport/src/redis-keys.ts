@@ -1,8 +1,8 @@
 /**
  * Redis key layout. Every key and channel that one script or transaction touches together
  * shares a hash tag, so on a Redis Cluster it lives in one slot: a run's keys and its event
- * channel carry the run id, a session's keys and channel the session id, a user's MCP keys the
- * tenant and user. The few keys without a tag (leases, tickets, pending sign-ins) are each used
+ * channel carry the run id, a session's keys the session id, a user's MCP keys the tenant and
+ * user. The few keys without a tag (leases, tickets, pending sign-ins) are each used
  * alone.
  */
 export const redisKeys = {
@@ -38,8 +38,6 @@ export const redisKeys = {
   sessionActiveRuns: (sessionId: string) => `da:session:{${sessionId}}:active-runs`,
   /** A run's events, live: each appended event's JSON, published by the append script (sharded on a cluster). */
   runChannel: (runId: string) => `da:run:{${runId}}:events`,
-  /** A session's new runs: JSON {run_id}, published as each run joins the session's active runs (sharded on a cluster). */
-  sessionRunsChannel: (sessionId: string) => `da:session:{${sessionId}}:runs`,
   controlChannel: 'da:control',
   hitlRequest: (requestId: string) => `da:hitl:{${requestId}}`,
   /**

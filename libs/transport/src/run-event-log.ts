@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import type { EventDict } from '#core/events/execution-event.js';
-import { isCluster, publishSharded, type RedisClient } from './redis-connection.js';
+import { isCluster, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 /** A Lua expression for the key `keyOf` gives, built from the Lua variable `id` (so script and TypeScript name keys alike). */
@@ -180,14 +180,8 @@ export class RunEventLog {
    */
   async markActive(sessionId: string, runId: string, owner: RunOwner): Promise<void> {
     const key = redisKeys.sessionActiveRuns(sessionId);
-    // Three commands in one auto-pipelined write, which Redis runs in order (a MULTI would cost a
-    // pipeline object per run). The announcement goes out once the run is in the hash, so a
-    // watcher that lists the hash after subscribing misses no run.
-    await Promise.all([
-      this.redis.hset(key, runId, JSON.stringify([owner.tenantId, owner.userId])),
-      this.redis.expire(key, this.options.activeRetentionSeconds ?? 24 * 3600),
-      publishSharded(this.redis, redisKeys.sessionRunsChannel(sessionId), JSON.stringify({ run_id: runId })),
-    ]);
+    // Two commands sent together, which Redis runs in order (a MULTI would cost a pipeline object per run).
+    await Promise.all([this.redis.hset(key, runId, JSON.stringify([owner.tenantId, owner.userId])), this.redis.expire(key, this.options.activeRetentionSeconds ?? 24 * 3600)]);
   }
 
   /** The session's runs that have no done yet, as {@link markActive} recorded them (none when Redis lost them). */

@@ -6,14 +6,14 @@ import { createRedis, type RedisClient } from './redis-connection.js';
 import { RunEventLog } from './run-event-log.js';
 import { redisKeys } from './redis-keys.js';
 import { followEvents, REPLAY_PAGE } from './run-event-stream.js';
-import { SessionEventRelay } from './session-event-relay.js';
+import { RunEventRelay } from './run-event-relay.js';
 
 /** followEvents against the harness Redis: a real log, and a real relay on its own subscriber. */
 
 let commands: RedisClient;
 let subscriber: RedisClient;
 let log: RunEventLog;
-let relay: SessionEventRelay;
+let relay: RunEventRelay;
 
 const id = (kind: string) => `spec-${kind}-${randomUUID()}`;
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
@@ -26,8 +26,6 @@ function runWriter(sessionId: string, runId: string, total: number) {
       return appended;
     },
     async append(count: number): Promise<void> {
-      // As the lifecycle's enqueue: the run joins its session's active runs, so watchers follow it.
-      if (appended === 0) await log.markActive(sessionId, runId, { tenantId: 'spec', userId: 'spec' });
       for (const end = Math.min(total, appended + count); appended < end; ) {
         const seq = appended + 1;
         const envelope = { timestamp: '', session_id: sessionId, run_id: runId, seq: 0 };
@@ -41,16 +39,15 @@ function runWriter(sessionId: string, runId: string, total: number) {
 }
 
 /**
- * Watches the session, runs `write` (which returns the last seq it appended), and resolves once
+ * Watches the run, runs `write` (which returns the last seq it appended), and resolves once
  * the relay has handed that event to its listeners. The relay calls every listener of a message
- * in one go, so by then every follower of the session has seen it too.
+ * in one go, so by then every follower of the run has seen it too.
  */
-async function writeLive(sessionId: string, runId: string, write: () => Promise<number>): Promise<void> {
+async function writeLive(runId: string, write: () => Promise<number>): Promise<void> {
   let highest = 0;
   let target = Infinity;
   let wake = () => {};
-  const stop = await relay.watch(sessionId, (event) => {
-    if (event.run_id !== runId) return;
+  const stop = await relay.watch(runId, (event) => {
     highest = Math.max(highest, event.seq);
     if (highest >= target) wake();
   });
@@ -102,7 +99,7 @@ beforeAll(async () => {
   // Subscribing before the connection's ready check has run makes ioredis fail that check.
   await Promise.all([commands.ping(), subscriber.ping()]);
   log = new RunEventLog(commands, { retentionSeconds: 60 });
-  relay = new SessionEventRelay(subscriber, log);
+  relay = new RunEventRelay(subscriber, log);
 });
 
 afterAll(async () => {
@@ -123,7 +120,7 @@ describe('followEvents (Redis)', () => {
         await writer.append(BEFORE);
         // Two events land between the subscription and the replay's first read (in both), two
         // after that read and before the live handover (only in the held live events).
-        const appendTwo = () => writeLive(sessionId, runId, async () => (await writer.append(2), writer.appended));
+        const appendTwo = () => writeLive(runId, async () => (await writer.append(2), writer.appended));
         let firstRead = true;
         const racing = hookedLog({
           before: async () => {
@@ -134,10 +131,10 @@ describe('followEvents (Redis)', () => {
           },
         });
         const f = follower();
-        const stop = await followEvents(relay, racing, { sessionId, runId, afterSeq, onEnded: f.onEnded }, f.onEvent);
+        const stop = await followEvents(relay, racing, { runId, afterSeq, onEnded: f.onEnded }, f.onEvent);
         try {
           expect(writer.appended).toBe(BEFORE + 4);
-          await writeLive(sessionId, runId, async () => (await writer.append(TOTAL), writer.appended));
+          await writeLive(runId, async () => (await writer.append(TOTAL), writer.appended));
           // What the first read found is replayed; the rest comes live, held or not.
           expect([afterSeq, f.seen]).toEqual([afterSeq, range(afterSeq + 1, TOTAL).map((seq) => [seq, seq > BEFORE + 2])]);
           expect(f.withoutRaw).toEqual([]);
@@ -147,7 +144,7 @@ describe('followEvents (Redis)', () => {
         }
       }),
     );
-    expect(relay.watchedSessions).toBe(0);
+    expect(relay.watchedRuns).toBe(0);
   });
 
   it('resumes a finished run from every position, and says so when nothing is left', async () => {
@@ -156,7 +153,7 @@ describe('followEvents (Redis)', () => {
     await runWriter(sessionId, runId, TOTAL).append(TOTAL);
     for (const afterSeq of range(0, TOTAL)) {
       const f = follower();
-      const stop = await followEvents(relay, log, { sessionId, runId, afterSeq, onEnded: f.onEnded }, f.onEvent);
+      const stop = await followEvents(relay, log, { runId, afterSeq, onEnded: f.onEnded }, f.onEvent);
       stop();
       expect([afterSeq, await f.ended, f.seen]).toEqual([afterSeq, afterSeq < TOTAL ? 'done' : 'ended', range(afterSeq + 1, TOTAL).map((seq) => [seq, false])]);
     }
@@ -174,11 +171,11 @@ describe('followEvents (Redis)', () => {
       after: async () => {
         if (flooded) return;
         flooded = true;
-        await writeLive(sessionId, runId, async () => (await writer.append(flood), writer.appended));
+        await writeLive(runId, async () => (await writer.append(flood), writer.appended));
       },
     });
     const f = follower();
-    const stop = await followEvents(relay, hooked, { sessionId, runId, afterSeq: 3 }, f.onEvent);
+    const stop = await followEvents(relay, hooked, { runId, afterSeq: 3 }, f.onEvent);
     try {
       // The first read saw 10 events; the held live ones overflowed, so the log was read again.
       expect(hooked.reads).toBeGreaterThanOrEqual(2);
@@ -192,28 +189,28 @@ describe('followEvents (Redis)', () => {
   });
 });
 
-describe('SessionEventRelay (Redis)', () => {
-  it('relays to every listener of a session, and to one that watches again while the last unsubscribe is in flight', async () => {
+describe('RunEventRelay (Redis)', () => {
+  it('relays to every listener of a run, and to one that watches again while the last unsubscribe is in flight', async () => {
     const sessionId = id('session');
     const runId = id('run');
     const writer = runWriter(sessionId, runId, 10);
     const a: number[] = [];
     const b: number[] = [];
-    const stopA = await relay.watch(sessionId, (e) => a.push(e.seq));
-    const stopB = await relay.watch(sessionId, (e) => b.push(e.seq));
-    await writeLive(sessionId, runId, async () => (await writer.append(2), writer.appended));
+    const stopA = await relay.watch(runId, (e) => a.push(e.seq));
+    const stopB = await relay.watch(runId, (e) => b.push(e.seq));
+    await writeLive(runId, async () => (await writer.append(2), writer.appended));
     stopA();
-    await writeLive(sessionId, runId, async () => (await writer.append(1), writer.appended));
+    await writeLive(runId, async () => (await writer.append(1), writer.appended));
     expect([a, b]).toEqual([
       [1, 2],
       [1, 2, 3],
     ]);
     stopB();
-    expect(relay.watchedSessions).toBe(0);
+    expect(relay.watchedRuns).toBe(0);
     const c: number[] = [];
-    const stopC = await relay.watch(sessionId, (e) => c.push(e.seq));
+    const stopC = await relay.watch(runId, (e) => c.push(e.seq));
     try {
-      await writeLive(sessionId, runId, async () => (await writer.append(1), writer.appended));
+      await writeLive(runId, async () => (await writer.append(1), writer.appended));
       expect(c).toEqual([4]);
     } finally {
       stopC();
@@ -225,9 +222,9 @@ describe('SessionEventRelay (Redis)', () => {
     const runId = id('run');
     const writer = runWriter(sessionId, runId, 10);
     const seen: number[] = [];
-    const stop = await relay.watch(sessionId, (e) => seen.push(e.seq));
+    const stop = await relay.watch(runId, (e) => seen.push(e.seq));
     try {
-      await writeLive(sessionId, runId, async () => (await writer.append(3), writer.appended));
+      await writeLive(runId, async () => (await writer.append(3), writer.appended));
       // Seq 4 lands in the log but its message never reaches the channel (as in a failover).
       const lost = { event_type: 'text', timestamp: '', session_id: sessionId, run_id: runId, content: 'lost', is_final: false };
       const seq = await commands.incr(redisKeys.runSeq(runId));

@@ -1,17 +1,17 @@
 import type { EventDict } from '#core/events/execution-event.js';
 import { followEvents, REPLAY_PAGE } from './run-event-stream.js';
 import type { RunEventLog } from './run-event-log.js';
-import type { SessionEventRelay } from './session-event-relay.js';
+import type { RunEventRelay } from './run-event-relay.js';
 
 /** A relay that only counts its listeners. */
 function countingRelay() {
   const listeners = new Set<unknown>();
   const relay = {
-    watch: async (_session: string, listener: unknown) => {
+    watch: async (_run: string, listener: unknown) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-  } as unknown as SessionEventRelay;
+  } as unknown as RunEventRelay;
   return { relay, listeners };
 }
 
@@ -25,7 +25,7 @@ describe('followEvents', () => {
     const { relay, listeners } = countingRelay();
     const log = { rangeRaw: async (_run: string, after: number) => texts([event(1), event(2), event(3)].filter((e) => e.seq > after)), lastSeq: async () => 3 } as unknown as RunEventLog;
     const seen: number[] = [];
-    const stop = await followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 1 }, (e) => seen.push(e.seq));
+    const stop = await followEvents(relay, log, { runId: 'r', afterSeq: 1 }, (e) => seen.push(e.seq));
     expect(seen).toEqual([2, 3]);
     expect(listeners.size).toBe(1);
     stop();
@@ -40,7 +40,7 @@ describe('followEvents', () => {
     const seen: number[] = [];
     const seenAtWait: number[] = [];
     const ready = async () => void seenAtWait.push(seen.length);
-    const stop = await followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 0, ready }, (e, live) => {
+    const stop = await followEvents(relay, log, { runId: 'r', afterSeq: 0, ready }, (e, live) => {
       expect(live).toBe(false);
       seen.push(e.seq);
     });
@@ -56,7 +56,7 @@ describe('followEvents', () => {
     const log = { rangeRaw: async (_run: string, after: number, count?: number) => texts(all.slice(after, after + (count ?? all.length))), lastSeq: async () => all.length } as unknown as RunEventLog;
     const seen: number[] = [];
     const ready = () => Promise.reject(new Error('stalled'));
-    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 0, ready }, (e) => seen.push(e.seq))).rejects.toThrow('stalled');
+    await expect(followEvents(relay, log, { runId: 'r', afterSeq: 0, ready }, (e) => seen.push(e.seq))).rejects.toThrow('stalled');
     expect(seen).toHaveLength(REPLAY_PAGE);
     expect(listeners.size).toBe(0);
   });
@@ -64,7 +64,7 @@ describe('followEvents', () => {
   it('releases its subscription when the replay fails', async () => {
     const { relay, listeners } = countingRelay();
     const log = { rangeRaw: async () => Promise.reject(new Error('ERR value is not an integer or out of range')), lastSeq: async () => 0 } as unknown as RunEventLog;
-    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 5 }, () => undefined)).rejects.toThrow('out of range');
+    await expect(followEvents(relay, log, { runId: 'r', afterSeq: 5 }, () => undefined)).rejects.toThrow('out of range');
     expect(listeners.size).toBe(0);
   });
 
@@ -72,14 +72,14 @@ describe('followEvents', () => {
     const { relay, listeners } = countingRelay();
     const log = { rangeRaw: async () => [], lastSeq: async () => 0 } as unknown as RunEventLog;
     const archive = () => Promise.reject(new Error('database down'));
-    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq: 0, archive }, () => undefined)).rejects.toThrow('database down');
+    await expect(followEvents(relay, log, { runId: 'r', afterSeq: 0, archive }, () => undefined)).rejects.toThrow('database down');
     expect(listeners.size).toBe(0);
   });
 
   it.each([-1, 1.5, 2 ** 32, 1e20, Number.NaN])('refuses afterSeq %p before subscribing', async (afterSeq) => {
     const { relay, listeners } = countingRelay();
     const log = { rangeRaw: async () => [], lastSeq: async () => 0 } as unknown as RunEventLog;
-    await expect(followEvents(relay, log, { sessionId: 's', runId: 'r', afterSeq }, () => undefined)).rejects.toThrow(RangeError);
+    await expect(followEvents(relay, log, { runId: 'r', afterSeq }, () => undefined)).rejects.toThrow(RangeError);
     expect(listeners.size).toBe(0);
   });
 });

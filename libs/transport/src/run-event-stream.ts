@@ -1,12 +1,10 @@
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
 import type { RunEventLog } from './run-event-log.js';
-import type { SessionEventRelay } from './session-event-relay.js';
+import type { RunEventRelay } from './run-event-relay.js';
 
 export interface FollowOptions {
-  sessionId: string;
-  /** Only this run's events; all of the session's runs when absent. */
-  runId?: string;
-  /** Replay this run's events after this seq before live ones (needs runId). */
+  runId: string;
+  /** Replay the run's events after this seq before live ones; absent, live ones only. */
   afterSeq?: number;
   /** Where to read events that Redis no longer holds (the MySQL archive). */
   archive?: (runId: string, afterSeq: number) => Promise<EventDict[]>;
@@ -50,35 +48,32 @@ function parsed(raw: string): Received {
  *   archive throws while replaying. Nothing stays subscribed when it throws.
  */
 export async function followEvents(
-  relay: SessionEventRelay,
+  relay: RunEventRelay,
   log: RunEventLog,
   options: FollowOptions,
   onEvent: FollowListener,
 ): Promise<() => void> {
-  const { sessionId, runId } = options;
+  const { runId } = options;
   if (options.afterSeq !== undefined && !(Number.isInteger(options.afterSeq) && options.afterSeq >= 0 && options.afterSeq <= MAX_SEQ)) {
     throw new RangeError(`afterSeq must be an integer from 0 to ${MAX_SEQ}`);
   }
-  const lastSeq = new Map<string, number>();
+  let last = options.afterSeq ?? 0;
   /** The run's done has been delivered. */
   let ended = false;
-  let buffer: Received[] | null = runId && options.afterSeq !== undefined ? [] : null;
+  let buffer: Received[] | null = options.afterSeq !== undefined ? [] : null;
 
   const deliver = ({ event, raw }: Received, live: boolean) => {
-    if (runId && event.run_id !== runId) return;
-    const last = lastSeq.get(event.run_id) ?? (event.run_id === runId ? options.afterSeq ?? 0 : 0);
     if (event.seq <= last) return;
-    lastSeq.set(event.run_id, event.seq);
-    if (event.event_type === 'done' && event.run_id === runId) ended = true;
+    last = event.seq;
+    if (event.event_type === 'done') ended = true;
     onEvent(event, live, raw);
   };
 
   // Live events that arrive during the replay wait here, but never more than a page of them:
   // past that they are dropped and read again from the log, which holds them too.
   let overflowed = false;
-  const stop = await relay.watch(sessionId, (event, raw) => {
+  const stop = await relay.watch(runId, (event, raw) => {
     if (!buffer) return deliver({ event, raw }, true);
-    if (runId && event.run_id !== runId) return;
     if (buffer.length < REPLAY_PAGE) buffer.push({ event, raw });
     else {
       buffer.length = 0;
@@ -86,7 +81,7 @@ export async function followEvents(
     }
   });
 
-  if (buffer && runId) {
+  if (buffer) {
     try {
       let after = options.afterSeq ?? 0;
       let archived: EventDict[] | null = null;

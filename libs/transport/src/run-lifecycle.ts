@@ -7,7 +7,7 @@ import type { HitlRequests } from './hitl-requests.js';
 import type { AppendResult, RunEventLog, RunOwner } from './run-event-log.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunJobData, RunQueue } from './run-queue.js';
-import type { SessionEventRelay } from './session-event-relay.js';
+import type { RunEventRelay } from './run-event-relay.js';
 import type { TenantRunSlots } from './tenant-run-slots.js';
 
 /** How often a run waiting for earlier runs looks again without being woken (a run whose log expired, a lost message). */
@@ -49,7 +49,7 @@ export interface RunLifecycleDeps {
   /** Enqueue, cancel and wake need the queue. */
   queue?: RunQueue;
   /** Waiting for a session's earlier runs needs the relay. */
-  relay?: SessionEventRelay;
+  relay?: RunEventRelay;
   /** The run rows and the archive of runs no worker archives. */
   store?: ConversationStore;
   /** Tenants' concurrent-run slots: a run gives its slot back when it ends. */
@@ -159,19 +159,23 @@ export class RunLifecycle {
 
   /**
    * Resolves once each of `runIds` (earlier runs of the session) has ended: woken by its done on
-   * the session's channel, with a look every few seconds for a run `ended` finds over otherwise
-   * (its log expired) or a stop asked for by `stop` (the waiting run's cancel record).
+   * its channel, with a look every few seconds for a run `ended` finds over otherwise (its log
+   * expired) or a stop asked for by `stop` (the waiting run's cancel record).
    * @param ended Whether a run has ended, read from the log or the store.
    * @param stop Whether to stop waiting (checked at each look).
    * @throws the signal's reason when it aborts.
    */
-  async waitForDone(sessionId: string, runIds: readonly string[], signal: AbortSignal, ended: (runId: string) => Promise<boolean>, stop: () => Promise<boolean> = async () => false): Promise<void> {
+  async waitForDone(runIds: readonly string[], signal: AbortSignal, ended: (runId: string) => Promise<boolean>, stop: () => Promise<boolean> = async () => false): Promise<void> {
     const relay = this.need('relay');
     const pending = new Set(runIds);
     let wake: () => void = () => undefined;
-    const unwatch = await relay.watch(sessionId, (event) => {
-      if (event.event_type === 'done' && pending.delete(event.run_id)) wake();
-    });
+    const unwatch = await Promise.all(
+      runIds.map((runId) =>
+        relay.watch(runId, (event) => {
+          if (event.event_type === 'done' && pending.delete(event.run_id)) wake();
+        }),
+      ),
+    );
     const onAbort = () => wake();
     signal.addEventListener('abort', onAbort);
     try {
@@ -187,7 +191,7 @@ export class RunLifecycle {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      unwatch();
+      for (const stop of unwatch) stop();
     }
   }
 

@@ -1,11 +1,11 @@
 import type { RedisOptions } from 'ioredis';
 import { createRedis, type RedisClient, type RedisTarget } from './redis-connection.js';
 import { RunEventLog } from './run-event-log.js';
-import { SessionEventRelay } from './session-event-relay.js';
+import { RunEventRelay } from './run-event-relay.js';
 
 /**
  * The Redis side that a gateway and a worker both hold: a command connection, a subscriber
- * connection, the run event log on the one and the session event relay on the other. What else
+ * connection, the run event log on the one and the run event relay on the other. What else
  * each builds (queue, lifecycle, control bus, HITL records) takes different arguments per process.
  */
 export interface Transport {
@@ -14,7 +14,7 @@ export interface Transport {
   /** In subscriber mode: session events, and whatever else the process listens to on it. */
   subscriber: RedisClient;
   log: RunEventLog;
-  relay: SessionEventRelay;
+  relay: RunEventRelay;
   /** Quits both connections. */
   close(): Promise<void>;
 }
@@ -34,7 +34,7 @@ export function openTransport(
   // Subscriber commands wait for Redis however long it is away: the subscription must come back.
   const subscriber = createRedis(redis, names.subscriber);
   const log = new RunEventLog(commands, { retentionSeconds: redis.runLogTtlSeconds });
-  const relay = new SessionEventRelay(subscriber, log);
+  const relay = new RunEventRelay(subscriber, log);
   return {
     redis: commands,
     subscriber,

@@ -14,7 +14,7 @@ import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
-import { SessionEventRelay } from '#transport/session-event-relay.js';
+import { RunEventRelay } from '#transport/run-event-relay.js';
 import { ApiError } from '../common/api-error.js';
 import { Quotas } from '../quotas/quotas.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -73,7 +73,7 @@ export class ChatService {
     @Inject(STORE) private readonly store: ConversationStore,
     private readonly access: SessionAccess,
     private readonly log: RunEventLog,
-    private readonly relay: SessionEventRelay,
+    private readonly relay: RunEventRelay,
     private readonly queue: RunQueue,
     private readonly lifecycle: RunLifecycle,
     private readonly control: ControlService,
@@ -243,7 +243,7 @@ export class ChatService {
     return followEvents(
       this.relay,
       this.log,
-      { sessionId: run.sessionId, runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ...pacing },
+      { runId: run.runId, afterSeq, archive: (id, after) => this.store.events.list(id, after), ...pacing },
       (event, live, raw) => {
         onEvent(event, live, raw);
         // Replayed events are old by design: only live ones say how fast events reach clients.

@@ -15,7 +15,7 @@ import { RunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
-import { SessionEventRelay } from '#transport/session-event-relay.js';
+import { RunEventRelay } from '#transport/run-event-relay.js';
 import { openTransport, type Transport } from '#transport/transport.js';
 import { UserEventBus } from '#transport/user-event-bus.js';
 import type { GatewaySettings } from './gateway-config.js';
@@ -52,7 +52,7 @@ export class InfraModule implements OnApplicationShutdown {
           useFactory: () => createConversationStore(settings.store.sessionStore, settings.mysql, { cipher: SecretCipher.fromSetting(settings.secrets.secretKey) }),
         },
         { provide: RunEventLog, inject: [TRANSPORT], useFactory: (t: Transport) => t.log },
-        { provide: SessionEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
+        { provide: RunEventRelay, inject: [TRANSPORT], useFactory: (t: Transport) => t.relay },
         // BullMQ defines its ~65 scripts on the connection it is given, and ioredis copies every
         // script of a connection onto each auto-pipelined batch: on the command connection that
         // cost ~60 µs per event-loop turn with commands.
@@ -78,7 +78,7 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
         { provide: Metrics, inject: [RunQueue, STORE], useFactory: gatewayMetrics },
       ],
-      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, SessionEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, ElicitationRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, RunEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, ElicitationRequests, OriginPolicy, SessionAdmission],
     };
   }
 

@@ -130,7 +130,7 @@ export class RunRunner {
       // Its events must not interleave with the earlier runs': it starts on their done. A cancel
       // (control message or record) ends the wait, and the run then ends cancelled below.
       try {
-        await lifecycle.waitForDone(job.sessionId, job.afterRuns, attempt.signal, (runId) => this.earlierRunEnded(runId), () => log.isCancelRequested(job.runId));
+        await lifecycle.waitForDone(job.afterRuns, attempt.signal, (runId) => this.earlierRunEnded(runId), () => log.isCancelRequested(job.runId));
       } catch (err) {
         if (!attempt.signal.aborted) {
           this.active.delete(job.runId);
