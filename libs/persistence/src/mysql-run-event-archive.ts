@@ -1,4 +1,5 @@
 import { MoreThan, type DataSource, type Repository } from 'typeorm';
+import { eventsJson } from '#core/events/event-json.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { RunEventArchive } from '#core/session/session-store.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
@@ -35,7 +36,7 @@ export class MysqlRunEventArchive implements RunEventArchive {
             sessionId: String(fresh[0].session_id ?? ''),
             seqFrom: fresh[0].seq,
             seqTo: fresh[fresh.length - 1].seq,
-            events: JSON.stringify(fresh),
+            events: eventsJson(fresh),
             createdAt: this.now(),
           });
         }),
@@ -52,7 +53,7 @@ export class MysqlRunEventArchive implements RunEventArchive {
         sessionId: String(b.events[0].session_id ?? ''),
         seqFrom: b.events[0].seq,
         seqTo: b.events[b.events.length - 1].seq,
-        events: JSON.stringify(b.events),
+        events: eventsJson(b.events),
         createdAt: this.now(),
       }));
     if (rows.length === 0) return;

@@ -1,4 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
+import { rememberEventJson } from '#core/events/event-json.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
@@ -148,7 +149,7 @@ export class RunEventLog {
     append(redisKeys.runSeq(batch[0]!.event.run_id), ...args).then(
       (results) =>
         batch.forEach((p, i) => {
-          const result = outcome(p.event, results[i]!);
+          const result = outcome(p.event, results[i]!, p.body);
           if (result.status !== 'appended' || p.kind !== '1') return p.resolve(result);
           // A done takes the run off its session's active runs: a key of the session's slot, so
           // not in the script. The done's append resolves once it is off (or Redis failed it: the
@@ -236,9 +237,12 @@ function bySlot(pending: PendingAppend[]): PendingAppend[][] {
   return [...groups.values()];
 }
 
-function outcome(event: EventDict, seq: number): AppendResult {
+function outcome(event: EventDict, seq: number, body: string): AppendResult {
   if (seq === 0) return { status: 'sealed' };
   if (seq === -2) return { status: 'fenced' };
   if (seq === -1) return { status: 'cancelled' };
-  return { status: 'appended', event: { ...event, seq } };
+  const appended = { ...event, seq };
+  // The text the script built and published: the archive writes it as it is.
+  rememberEventJson(appended, `{"seq":${seq},${body}`);
+  return { status: 'appended', event: appended };
 }

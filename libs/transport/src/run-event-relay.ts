@@ -19,15 +19,28 @@ interface RunFeed {
  * travel on its own channel (`da:run:{id}:events`, sharded on a cluster: one slot per run, so the
  * event path spreads over the masters); the channel is subscribed while the run has a listener
  * here, and each message is parsed once for all of them. A message lost on the way (a
- * reconnection, a failover) is read from the run's log as soon as the next one shows the gap,
- * so listeners get every seq in order.
+ * reconnection, a failover) is read from the run's log as soon as the next one shows the gap, or
+ * the subscriptions are back, so listeners get every seq in order.
  */
 export class RunEventRelay {
   private readonly channels: RedisChannelListener<EventDict>;
   private readonly feeds = new Map<string, RunFeed>();
 
+  /**
+   * Once the subscriptions are back after a reconnection (a single Redis) or a failover (a
+   * cluster's sharded subscribers), each run is read from its log after the last event it
+   * delivered: a message published while they were away, its done included, is not lost.
+   */
+  private readonly onResubscribed = () => {
+    for (const [runId, feed] of this.feeds) if (!feed.held) this.catchUp(runId, feed);
+  };
+  private readonly resubscribedEvent: 'ready' | 'subscribersReady';
+
   constructor(private readonly subscriber: RedisClient, private readonly log: Pick<RunEventLog, 'rangeRaw'>) {
-    this.channels = new RedisChannelListener(subscriber, { guard: jsonObject<EventDict>, sharded: isCluster(subscriber) });
+    const sharded = isCluster(subscriber);
+    this.channels = new RedisChannelListener(subscriber, { guard: jsonObject<EventDict>, sharded });
+    this.resubscribedEvent = sharded ? 'subscribersReady' : 'ready';
+    subscriber.on(this.resubscribedEvent, this.onResubscribed);
   }
 
   /**
@@ -66,6 +79,7 @@ export class RunEventRelay {
 
   /** Closes the subscriber connection (for a relay that owns it). */
   async close(): Promise<void> {
+    this.subscriber.off(this.resubscribedEvent, this.onResubscribed);
     this.feeds.clear();
     this.channels.close();
     await this.subscriber.quit().catch(() => undefined);
@@ -79,17 +93,21 @@ export class RunEventRelay {
   /** An event from the run's channel: one that skips seqs is held while the ones it skipped are read from the log. */
   private live(runId: string, feed: RunFeed, event: EventDict, raw: string): void {
     if (feed.held) feed.held.push({ event, raw });
-    else if (feed.last > 0 && event.seq > feed.last + 1) {
-      feed.held = [{ event, raw }];
-      this.log.rangeRaw(runId, feed.last).then(
-        (logged) => {
-          for (const line of logged) this.deliver(feed, JSON.parse(line) as EventDict, line);
-          this.release(feed);
-        },
-        // The log could not be read: deliver what was held, as a relay without the log would.
-        () => this.release(feed),
-      );
-    } else this.deliver(feed, event, raw);
+    else if (feed.last > 0 && event.seq > feed.last + 1) this.catchUp(runId, feed, { event, raw });
+    else this.deliver(feed, event, raw);
+  }
+
+  /** Delivers what the run's log holds after the feed's last event, then what arrived live meanwhile. */
+  private catchUp(runId: string, feed: RunFeed, first?: { event: EventDict; raw: string }): void {
+    feed.held = first ? [first] : [];
+    this.log.rangeRaw(runId, feed.last).then(
+      (logged) => {
+        for (const line of logged) this.deliver(feed, JSON.parse(line) as EventDict, line);
+        this.release(feed);
+      },
+      // The log could not be read: deliver what was held, as a relay without the log would.
+      () => this.release(feed),
+    );
   }
 
   private release(feed: RunFeed): void {

@@ -237,5 +237,24 @@ describe('RunEventRelay (Redis)', () => {
       stop();
     }
   });
-});
 
+  it('reads from the log what was published while its subscriber reconnected, the done included', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    const writer = runWriter(sessionId, runId, 5);
+    const seen: number[] = [];
+    const stop = await relay.watch(runId, (e) => seen.push(e.seq));
+    try {
+      await writeLive(runId, async () => (await writer.append(1), writer.appended));
+      const back = new Promise<void>((resolve) => subscriber.once('ready', () => resolve()));
+      subscriber.disconnect(true);
+      // Published while the subscriber is away: no message reaches it, and no later one shows a gap.
+      await writer.append(5);
+      await back;
+      await waitUntil(() => seen.length >= 5);
+      expect(seen).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      stop();
+    }
+  });
+});
