@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CPU_TARGET_US_PER_EVENT, hopFloors, RELAY_RATIO_TARGET, relayRoundOf, roundLabel } from './bench-targets.js';
 import type { ClockOffset } from './clock-offset.js';
+import type { ClusterFigures } from './cluster-round.js';
 import type { FairnessFigures } from './fairness.js';
 import type { ParkedFigures } from './parked-bench.js';
 import type { McpFigures } from './mcp-bench.js';
@@ -142,6 +143,8 @@ export interface BenchReport {
   fairness?: FairnessFigures;
   /** Runs waiting for a person beside another user's chats (parked-bench.ts). */
   parked?: ParkedFigures;
+  /** The same streaming round on the single Redis and on a Redis Cluster of 3 masters, with each master's share of the work (cluster-round.ts). */
+  cluster?: ClusterFigures;
   durationSeconds?: number;
 }
 

@@ -35,3 +35,23 @@ export async function loadLocalServices(): Promise<LocalServices> {
   const url = pathToFileURL(`${repoRoot}scripts/local-services.mjs`).href;
   return (await import(url)) as LocalServices;
 }
+
+/** What scripts/redis-cluster.mjs's startRedisCluster hands back, typed (the part the bench uses). */
+export interface RedisClusterHandle {
+  /** `127.0.0.1:p1,127.0.0.1:p2,...`: every node, masters and replicas. */
+  seeds: string;
+  /** Every node as started. */
+  nodes: Array<{ port: number; pid: number }>;
+  startedInMs: number;
+  /** The masters owning slots, ordered by their first slot. */
+  masters(): Promise<Array<{ port: number; slots: Array<[number, number]> }>>;
+  stop(): Promise<void>;
+}
+
+/** Loads scripts/redis-cluster.mjs from the repository (it is not compiled into dist/). */
+export async function loadRedisCluster(): Promise<{
+  startRedisCluster(options: { dir: string; masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number }): Promise<RedisClusterHandle>;
+}> {
+  const url = pathToFileURL(`${repoRoot}scripts/redis-cluster.mjs`).href;
+  return (await import(url)) as Awaited<ReturnType<typeof loadRedisCluster>>;
+}

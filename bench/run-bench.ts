@@ -33,19 +33,27 @@
  * alone, under the flood with DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT=50 and without it, and A's 429s; on a stack
  * of its own with 100 worker slots, after the MCP bench and before the main stack; see fairness.ts),
  * BENCH_SKIP_PARKED=1 (another user's chat → run_started beside 50 runs waiting on approval on 5 worker slots, parked
- * and held on the worker, and approve-all → every one done; two small stacks of its own; see parked-bench.ts).
+ * and held on the worker, and approve-all → every one done; two small stacks of its own; see parked-bench.ts),
+ * BENCH_SKIP_CLUSTER=1, BENCH_CLUSTER_ROUND=100x50 (the same streaming round on the single Redis and on a Redis Cluster of
+ * 3 masters + 3 replicas, side by side, with each master's commands, Redis CPU and CROSSSLOT / MOVED / ASK replies from
+ * INFO read around the round; the same streams x chunks/s syntax as BENCH_ROUNDS, first spec only. The single Redis's side
+ * is the main stack's round of that spec, its Redis INFO read around it, when BENCH_ROUNDS has it; otherwise that round is
+ * run once more on the main stack after its rounds (not shown among them). The cluster's side runs on a stack of its own
+ * (same workers, concurrency and gateway processes, DATAAGENT_REDIS_CLUSTER_NODES set; no CPU profiles) after the main
+ * stack has stopped, warmed up with the same 50 sessions; see cluster-round.ts).
  */
 import { formatSandboxBench, runSandboxBench } from './sandbox-bench.js';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_API_KEY, cpuProfileEnv, startBenchStack, type BenchStack } from './bench-stack.js';
-import { formatCancel, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type PerRunCpuFigures, type RoundFigures } from './bench-report.js';
+import { formatCancel, formatMcp, formatParserBench, formatReport, formatTakeover, writeReportJson, type BenchReport, type FloorFigure, type PerRunCpuFigures } from './bench-report.js';
 import { startBareRelay } from './bare-relay.js';
 import { checkTargets, cpuSplit, roundLabel } from './bench-targets.js';
 import { formatProfileSummary, summarizeProfileDir, writeProfileWindows, type ProfileWindow } from './cpu-profile-summary.js';
 import { measureCancelBurst } from './cancel-burst.js';
 import { measureCancelLatency } from './cancel-latency.js';
+import { formatCluster, measureClusterRound, measureRedisRound, type ClusterFigures } from './cluster-round.js';
 import { formatFairness, measureFairness } from './fairness.js';
 import { formatParked, measureParked } from './parked-bench.js';
 import { runChatLoad } from './chat-load.js';
@@ -59,22 +67,13 @@ import { formatLlmStreamBench, runLlmStreamBench } from './llm-stream-bench.js';
 import { summarize } from './percentiles.js';
 import { CpuMeter } from './process-cpu.js';
 import { resultsDir } from './repo-paths.js';
+import { parseRoundSpecs, runRound, SETTLE_MS, STAGGER_MS, STREAM_SECONDS, streamMessage, warmUp, WARMUP_SESSIONS, type RoundSpec, type RoundTarget } from './streaming-round.js';
 import { measureTakeover, TAKEOVER_MESSAGE } from './takeover.js';
 import { Teardown } from './teardown.js';
 
-/** A round: `streams` concurrent chats, each streaming `rate` text chunks per second for STREAM_SECONDS. */
-interface RoundSpec {
-  streams: number;
-  rate: number;
-}
-
-const STREAM_SECONDS = Math.max(1, Number(process.env.BENCH_STREAM_SECONDS ?? 5) || 5);
 const positive = (n: number) => Number.isFinite(n) && n > 0;
 const ROUNDS: RoundSpec[] = process.env.BENCH_ROUNDS
-  ? process.env.BENCH_ROUNDS.split(',')
-      .map((spec) => spec.trim().toLowerCase().split('x').map(Number))
-      .filter(([streams, rate]) => positive(streams!) && positive(rate!))
-      .map(([streams, rate]) => ({ streams: streams!, rate: rate! }))
+  ? parseRoundSpecs(process.env.BENCH_ROUNDS)
   : process.env.BENCH_SIZES
     ? process.env.BENCH_SIZES.split(',').map(Number).filter(positive).map((streams) => ({ streams, rate: 10 }))
     : [
@@ -83,9 +82,11 @@ const ROUNDS: RoundSpec[] = process.env.BENCH_ROUNDS
         { streams: 100, rate: 50 },
         { streams: 1000, rate: 10 },
       ];
-const STAGGER_MS = 1_000;
-/** After the last done, the round's CPU window stays open this long: archive writes and unsubscribes count too. */
-const SETTLE_MS = 1_000;
+/** The round run on the single Redis and on the cluster (BENCH_CLUSTER_ROUND; undefined: BENCH_SKIP_CLUSTER). */
+const CLUSTER_ROUND: RoundSpec | undefined = process.env.BENCH_SKIP_CLUSTER
+  ? undefined
+  : (parseRoundSpecs(process.env.BENCH_CLUSTER_ROUND ?? '')[0] ?? { streams: 100, rate: 50 });
+const sameRound = (a: RoundSpec, b: RoundSpec | undefined) => b !== undefined && a.streams === b.streams && a.rate === b.rate;
 const CANCEL_ACTIVE_RUNS = 100;
 const CANCEL_SPACING_MS = 10;
 /** REST cancels sent at once while as many runs stream at CANCEL_BURST_RATE chunks/s. */
@@ -104,12 +105,11 @@ const TAKEOVER_TARGET_MS = 5_000;
 const WORKERS = Math.max(1, Number(process.env.BENCH_WORKERS ?? 2));
 /** Gateway processes (DATAAGENT_WORKERS of the gateway): one, or a cluster primary and that many. */
 const GATEWAY_PROCESSES = Math.max(1, Number(process.env.BENCH_GATEWAY_PROCESSES ?? 1) || 1);
-const WARMUP_SESSIONS = 50;
+/** The main stack's worker slots (and the cluster stack's): more than any round's streams, so no run waits for a slot. */
+const WORKER_CONCURRENCY = Math.max(1_100, PER_RUN + 100, CANCEL_BURST + 100, ...[...ROUNDS, ...(CLUSTER_ROUND ? [CLUSTER_ROUND] : [])].map((r) => r.streams + 100));
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : undefined;
 /** The profiles summarised at the end: DataAgent's gateway and workers, and the bare relay's two processes. */
 const PROFILED_ROLES = ['gateway', 'worker', ...Array.from({ length: WORKERS - 1 }, (_, i) => `worker-${i + 2}`), 'relay-gateway', 'relay-worker'];
-/** A stream of `rate` stamped chunks per second lasting `seconds`. */
-const streamMessage = (rate: number, seconds = STREAM_SECONDS) => `[[stamp]] [[chunks:${Math.round(rate * seconds)}]] [[slow:${Math.round(1000 / rate)}]]`;
 /** Floors: 2000 sends in bursts of 10 every 10 ms (about 1000/s), after 200 unrecorded ones. */
 const FLOOR_PACE = { total: 2_000, burst: 10, everyMs: 10, warmup: 200 };
 const MCP = {
@@ -149,61 +149,6 @@ async function measureFloors(stack: BenchStack): Promise<FloorFigure[]> {
       cpuUsPerEvent: perEmitUs(emits),
     },
   ];
-}
-
-/** What a streaming round drives: DataAgent's gateway, or the bare relay; `pids` as CpuMeter takes them. */
-interface RoundTarget {
-  url: string;
-  pids: Record<string, number>;
-  cpuTrees: string[];
-  /** The name of a role's CPU profile (cpu-profile-summary.ts matches a window's CPU seconds to profiles by it). */
-  profileName: (role: string) => string;
-}
-
-/** A round's CPU window on the monotonic clock V8's CPU profiles use (µs), for cpu-profile-summary.ts. */
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
-
-/**
- * One streaming round; its CPU window covers connecting, streaming and SETTLE_MS after the last done.
- * @param onWindow Told the window's bounds and the events delivered in it (for the CPU profiles' summary).
- */
-async function runRound(target: RoundTarget, { streams: sessions, rate }: RoundSpec, onWindow?: (window: ProfileWindow) => void): Promise<RoundFigures> {
-  const message = streamMessage(rate);
-  const cpu = new CpuMeter(target.pids, target.cpuTrees);
-  const fromUs = monotonicUs();
-  cpu.start();
-  const result = await runChatLoad({ url: target.url, apiKey: BENCH_API_KEY, sessions, message, staggerMs: STAGGER_MS, timeoutMs: 60_000 });
-  await sleep(SETTLE_MS);
-  const cpuUse = cpu.stop();
-  const cpuSeconds = Object.fromEntries(Object.entries(cpuUse).map(([role, use]) => [target.profileName(role), use.seconds]));
-  onWindow?.({ label: roundLabel({ sessions, rate }), fromUs, toUs: monotonicUs(), events: result.eventsReceived, cpuSeconds });
-  return {
-    sessions,
-    rate,
-    chunks: Math.round(rate * STREAM_SECONDS),
-    message,
-    completed: result.completed,
-    failed: result.failed,
-    failures: result.failures,
-    runStarted: summarize(result.runStartedMs),
-    perEventOverhead: summarize(result.eventOverheadMs),
-    ack: summarize(result.ackMs),
-    emitToQueued: summarize(result.emitToQueuedMs),
-    emitToWorkerStart: summarize(result.emitToWorkerStartMs),
-    llmToWorker: summarize(result.llmToWorkerMs),
-    workerToClient: summarize(result.workerToClientMs),
-    connectMs: result.connectMs,
-    wallMs: result.wallMs,
-    clientLoopDelayMs: result.clientLoopDelayMs,
-    eventsReceived: result.eventsReceived,
-    stampedTextEvents: result.stampedTextEvents,
-    eventsPerSecond: result.eventsReceived / (result.wallMs / 1000),
-    gapped: result.gapped,
-    gaps: result.gaps,
-    failedOrGapped: result.failedOrGapped,
-    cpu: cpuUse,
-    cpuPerEventUs: cpuSplit(cpuUse, result.eventsReceived, 1e6),
-  };
 }
 
 /** CPU ms per run: PER_RUN one-chunk runs; the CPU window opens at the first chat (not while sockets connect). */
@@ -253,9 +198,11 @@ async function runParserBenchIfPresent(): Promise<unknown> {
 async function main(): Promise<number> {
   const started = Date.now();
   const teardown = new Teardown();
+  // The cluster round's stack starts after the main teardown ran (a Teardown runs once): a teardown of its own.
+  const clusterTeardown = new Teardown();
   const interrupt = (signal: NodeJS.Signals) => {
     log(`${signal}: stopping everything`);
-    void teardown.runAll(log).then(() => process.exit(130));
+    void Promise.all([teardown.runAll(log), clusterTeardown.runAll(log)]).then(() => process.exit(130));
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
@@ -270,6 +217,8 @@ async function main(): Promise<number> {
     targets: [],
   };
   let exitCode = 0;
+  /** The single Redis's side of the cluster comparison, measured on the main stack. */
+  let singleForCluster: ClusterFigures['single'];
   if (!process.env.BENCH_SKIP_MCP) {
     // Before the stack starts: the MCP figures need none of it, and a quiet machine.
     try {
@@ -299,7 +248,7 @@ async function main(): Promise<number> {
   }
   try {
     const stack = await startBenchStack(teardown, {
-      workerConcurrency: Math.max(1_100, PER_RUN + 100, CANCEL_BURST + 100, ...ROUNDS.map((r) => r.streams + 100)),
+      workerConcurrency: WORKER_CONCURRENCY,
       workers: WORKERS,
       gatewayProcesses: GATEWAY_PROCESSES,
       cpuProfileDir: CPU_PROFILE_DIR,
@@ -319,21 +268,34 @@ async function main(): Promise<number> {
     }
 
     log(`warm-up: ${WARMUP_SESSIONS} sessions`);
-    for (const target of relay ? [dataAgent, relay] : [dataAgent]) {
-      await runChatLoad({ url: target.url, apiKey: BENCH_API_KEY, sessions: WARMUP_SESSIONS, message: streamMessage(10), staggerMs: STAGGER_MS, timeoutMs: 60_000 });
-      await sleep(SETTLE_MS);
-    }
+    for (const target of relay ? [dataAgent, relay] : [dataAgent]) await warmUp(target);
     const windows: Record<string, ProfileWindow[]> = { dataagent: [], relay: [] };
+    const singleRedis = [{ port: stack.redis.port, slots: [] as Array<[number, number]> }];
     for (const round of ROUNDS) {
       // Each round's own CPU window ends SETTLE_MS after its last done: the next starts on a settled stack.
       log(`round ${round.streams}×${round.rate}/s: ${round.streams} streams × ${round.rate} chunks/s for ${STREAM_SECONDS} s`);
-      report.rounds.push(await runRound(dataAgent, round, (w) => windows.dataagent!.push(w)));
+      if (sameRound(round, CLUSTER_ROUND) && !singleForCluster) {
+        // The single Redis's side of the cluster comparison: this round, with Redis's INFO read around it.
+        const { others: _none, ...side } = await measureRedisRound(dataAgent, singleRedis, round, [], (w) => windows.dataagent!.push(w));
+        singleForCluster = { ...side, source: `the main stack's ${roundLabel({ sessions: round.streams, rate: round.rate })} round above` };
+        report.rounds.push(side.round);
+      } else {
+        report.rounds.push(await runRound(dataAgent, round, (w) => windows.dataagent!.push(w)));
+      }
       if (relay) {
         log(`round ${round.streams}×${round.rate}/s on the bare relay`);
         (report.relayRounds ??= []).push(await runRound(relay, round, (w) => windows.relay!.push(w)));
       }
     }
     if (CPU_PROFILE_DIR) await writeProfileWindows(CPU_PROFILE_DIR, windows);
+    if (CLUSTER_ROUND && !singleForCluster) {
+      // Not among BENCH_ROUNDS: run once more for the comparison, not shown among the rounds (nor in the profiles' windows).
+      const label = roundLabel({ sessions: CLUSTER_ROUND.streams, rate: CLUSTER_ROUND.rate });
+      log(`round ${label} on the main stack, for the cluster comparison`);
+      const { others: _none, ...side } = await measureRedisRound(dataAgent, singleRedis, CLUSTER_ROUND);
+      singleForCluster = { ...side, source: `a ${label} round on the main stack after its rounds (not among them)` };
+      await sleep(SETTLE_MS);
+    }
     if (PER_RUN > 0) {
       log(`CPU per run: ${PER_RUN} runs "${PER_RUN_MESSAGE}" over ${PER_RUN_STAGGER_MS} ms`);
       report.perRunCpu = await runPerRunCpu(stack);
@@ -391,6 +353,24 @@ async function main(): Promise<number> {
     log('stopping the stack');
     await teardown.runAll(log);
   }
+  if (CLUSTER_ROUND) {
+    // Its own stack on a Redis Cluster, once the main stack has stopped, so the CPU figures do not mix.
+    try {
+      report.cluster = await measureClusterRound(clusterTeardown, {
+        round: CLUSTER_ROUND,
+        workers: WORKERS,
+        workerConcurrency: WORKER_CONCURRENCY,
+        gatewayProcesses: GATEWAY_PROCESSES,
+        single: singleForCluster,
+        log,
+      });
+    } catch (err) {
+      exitCode = 1;
+      log(`cluster round failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    } finally {
+      await clusterTeardown.runAll(log);
+    }
+  }
 
   if (CPU_PROFILE_DIR && report.rounds.length > 0) {
     // The processes wrote their profiles as they stopped.
@@ -414,6 +394,7 @@ async function main(): Promise<number> {
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);
   if (report.fairness) console.log(`${formatFairness(report.fairness)}\n`);
   if (report.parked) console.log(`${formatParked(report.parked)}\n`);
+  if (report.cluster) console.log(`${formatCluster(report.cluster)}\n`);
   if (!process.env.BENCH_SKIP_TOKENS) {
     try {
       report.tokens = await measureTokens();
