@@ -24,6 +24,8 @@ export interface ChatLoadOptions {
   lingerMs?: number;
   /** Called just before the first chat is sent (every socket is connected by then). */
   onFirstEmit?: () => void;
+  /** Called with every event a client receives, after it is counted (e.g. to count tool results). */
+  onEvent?: (event: EventDict) => void;
 }
 
 export interface ChatLoadResult {
@@ -127,6 +129,7 @@ export async function runChatLoad(options: ChatLoadOptions): Promise<ChatLoadRes
     const now = epochNow();
     result.eventsReceived++;
     probe.check.record(event);
+    options.onEvent?.(event);
     switch (event.event_type) {
       case 'text': {
         const stamps = readStamps(event.content);

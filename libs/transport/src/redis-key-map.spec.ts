@@ -29,8 +29,8 @@ describe('the Redis key map', () => {
     expect(keysOutsideTheMap([{ path: 'apps/worker/src/x.ts', text: "await redis.set('da:reaper:lock', token)" }])).toEqual(['apps/worker/src/x.ts: da:reaper:lock']);
   });
 
-  it('gives every key of a run one hash tag, so a run’s scripts touch one slot', () => {
-    const tags = [redisKeys.runSeq, redisKeys.runLog, redisKeys.runDone, redisKeys.runCancel, redisKeys.runOwner, redisKeys.runSteps, redisKeys.runCalls, redisKeys.runParked].map((key) => /\{([^}]*)\}/.exec(key('r1'))?.[1]);
+  it('gives every key of a run, and its event channel, one hash tag, so a run’s scripts (and their SPUBLISH) touch one slot', () => {
+    const tags = [redisKeys.runSeq, redisKeys.runLog, redisKeys.runDone, redisKeys.runCancel, redisKeys.runOwner, redisKeys.runSteps, redisKeys.runCalls, redisKeys.runParked, redisKeys.runChannel].map((key) => /\{([^}]*)\}/.exec(key('r1'))?.[1]);
     expect(new Set(tags)).toEqual(new Set(['r1']));
   });
 });

@@ -16,7 +16,7 @@ interface RunFeed {
 
 /**
  * One Redis subscriber per process serving every local listener of runs' events. A run's events
- * travel on its own channel (`da:run:{id}:events`, sharded on a cluster: one slot per run, so the
+ * travel on its own channel ({@link redisKeys.runChannel}, sharded on a cluster: one slot per run, so the
  * event path spreads over the masters); the channel is subscribed while the run has a listener
  * here, and each message is parsed once for all of them. A message lost on the way (a
  * reconnection, a failover) is read from the run's log as soon as the next one shows the gap, or
