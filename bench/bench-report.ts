@@ -121,6 +121,8 @@ export interface BenchReport {
   targets: TargetCheck[];
   /** Where gateway's and workers' CPU went in the streaming rounds (BENCH_CPU_PROFILE_DIR; cpu-profile-summary.ts). */
   cpuProfiles?: ProfileSummary[];
+  /** The same profiles within the per-run window (`events` there are runs). */
+  cpuProfilesPerRun?: ProfileSummary[];
   parserBench?: unknown;
   /** Client CPU per chunk reading streamed completions (llm-stream-bench.ts). */
   llmStream?: LlmStreamBenchResult;

@@ -67,7 +67,7 @@ import { formatLlmStreamBench, runLlmStreamBench } from './llm-stream-bench.js';
 import { summarize } from './percentiles.js';
 import { CpuMeter } from './process-cpu.js';
 import { resultsDir } from './repo-paths.js';
-import { parseRoundSpecs, runRound, SETTLE_MS, STAGGER_MS, STREAM_SECONDS, streamMessage, warmUp, WARMUP_SESSIONS, type RoundSpec, type RoundTarget } from './streaming-round.js';
+import { monotonicUs, parseRoundSpecs, runRound, SETTLE_MS, STAGGER_MS, STREAM_SECONDS, streamMessage, warmUp, WARMUP_SESSIONS, type RoundSpec, type RoundTarget } from './streaming-round.js';
 import { measureTakeover, TAKEOVER_MESSAGE } from './takeover.js';
 import { Teardown } from './teardown.js';
 
@@ -151,9 +151,16 @@ async function measureFloors(stack: BenchStack): Promise<FloorFigure[]> {
   ];
 }
 
-/** CPU ms per run: PER_RUN one-chunk runs; the CPU window opens at the first chat (not while sockets connect). */
-async function runPerRunCpu(stack: BenchStack): Promise<PerRunCpuFigures> {
+/** The CPU profiles' window of the per-run measurement: its "events" are runs. */
+const PER_RUN_WINDOW = 'per run';
+
+/**
+ * CPU ms per run: PER_RUN one-chunk runs; the CPU window opens at the first chat (not while sockets connect).
+ * @param onWindow Told the window's bounds and the runs in it (for the CPU profiles' summary of a run's fixed cost).
+ */
+async function runPerRunCpu(stack: BenchStack, onWindow?: (window: ProfileWindow) => void): Promise<PerRunCpuFigures> {
   const cpu = new CpuMeter(stack.pids, stack.cpuTrees);
+  let fromUs = 0;
   const result = await runChatLoad({
     url: stack.gateway.url,
     apiKey: BENCH_API_KEY,
@@ -162,9 +169,14 @@ async function runPerRunCpu(stack: BenchStack): Promise<PerRunCpuFigures> {
     staggerMs: PER_RUN_STAGGER_MS,
     timeoutMs: 60_000,
     lingerMs: SETTLE_MS,
-    onFirstEmit: () => cpu.start(),
+    onFirstEmit: () => {
+      fromUs = monotonicUs();
+      cpu.start();
+    },
   });
   const cpuUse = cpu.stop();
+  const cpuSeconds = Object.fromEntries(Object.entries(cpuUse).map(([role, use]) => [role === 'llm server' ? 'llm' : role.replace(' ', '-'), use.seconds]));
+  onWindow?.({ label: PER_RUN_WINDOW, fromUs, toUs: monotonicUs(), events: PER_RUN, cpuSeconds });
   return {
     runs: PER_RUN,
     message: PER_RUN_MESSAGE,
@@ -287,7 +299,6 @@ async function main(): Promise<number> {
         (report.relayRounds ??= []).push(await runRound(relay, round, (w) => windows.relay!.push(w)));
       }
     }
-    if (CPU_PROFILE_DIR) await writeProfileWindows(CPU_PROFILE_DIR, windows);
     if (CLUSTER_ROUND && !singleForCluster) {
       // Not among BENCH_ROUNDS: run once more for the comparison, not shown among the rounds (nor in the profiles' windows).
       const label = roundLabel({ sessions: CLUSTER_ROUND.streams, rate: CLUSTER_ROUND.rate });
@@ -298,9 +309,10 @@ async function main(): Promise<number> {
     }
     if (PER_RUN > 0) {
       log(`CPU per run: ${PER_RUN} runs "${PER_RUN_MESSAGE}" over ${PER_RUN_STAGGER_MS} ms`);
-      report.perRunCpu = await runPerRunCpu(stack);
+      report.perRunCpu = await runPerRunCpu(stack, (w) => windows.dataagent!.push(w));
       await sleep(SETTLE_MS);
     }
+    if (CPU_PROFILE_DIR) await writeProfileWindows(CPU_PROFILE_DIR, windows);
     if (!process.env.BENCH_SKIP_CANCEL) {
       log(`cancel → done, spaced over Socket.IO, with ${CANCEL_ACTIVE_RUNS} active runs`);
       const cancel = await measureCancelLatency({ url: stack.gateway.url, apiKey: BENCH_API_KEY, activeRuns: CANCEL_ACTIVE_RUNS, spacingMs: CANCEL_SPACING_MS });
@@ -375,7 +387,8 @@ async function main(): Promise<number> {
   if (CPU_PROFILE_DIR && report.rounds.length > 0) {
     // The processes wrote their profiles as they stopped.
     try {
-      report.cpuProfiles = await summarizeProfileDir(CPU_PROFILE_DIR, 12, PROFILED_ROLES);
+      report.cpuProfiles = await summarizeProfileDir(CPU_PROFILE_DIR, 12, PROFILED_ROLES, report.rounds.map((r) => roundLabel({ sessions: r.sessions, rate: r.rate })));
+      if (report.perRunCpu) report.cpuProfilesPerRun = await summarizeProfileDir(CPU_PROFILE_DIR, 12, PROFILED_ROLES.filter((role) => !role.startsWith('relay')), [PER_RUN_WINDOW]);
     } catch (err) {
       log(`CPU profile summary failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -389,6 +402,10 @@ async function main(): Promise<number> {
         "within the rounds' windows, and that share of the process's CPU per event as /proc measured it in those windows (profiler included):\n",
     );
     console.log(`${report.cpuProfiles.map(formatProfileSummary).join('\n\n')}\n`);
+  }
+  if (report.cpuProfilesPerRun?.length) {
+    console.log(`Where a run's fixed cost went (the same profiles within the window of the ${report.perRunCpu?.runs} one-chunk runs; each "event" below is one run):\n`);
+    console.log(`${report.cpuProfilesPerRun.map(formatProfileSummary).join('\n\n')}\n`);
   }
   if (report.takeover) console.log(`${formatTakeover(report.takeover)}\n`);
   if (report.mcp) console.log(`${formatMcp(report.mcp)}\n`);

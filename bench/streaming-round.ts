@@ -49,7 +49,7 @@ export interface RoundTarget {
 }
 
 /** A round's CPU window on the monotonic clock V8's CPU profiles use (µs), for cpu-profile-summary.ts. */
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** The warm-up before a target's first round: WARMUP_SESSIONS chats at 10 chunks/s, then SETTLE_MS. */
 export async function warmUp(target: Pick<RoundTarget, 'url'>): Promise<void> {
