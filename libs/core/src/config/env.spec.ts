@@ -71,6 +71,12 @@ describe('loadConfig', () => {
     expect(redactUrlCredentials(42)).toBe(42);
   });
 
+  it('reads a Redis Cluster as its seed nodes, and names a bad entry', () => {
+    expect(loadConfig(RedisConfig, {}, []).clusterNodes).toEqual([]);
+    expect(loadConfig(RedisConfig, { DATAAGENT_REDIS_CLUSTER_NODES: 'redis-0.internal:6379, 10.0.0.5:7000,[::1]:7001' }, []).clusterNodes).toEqual(['redis-0.internal:6379', '10.0.0.5:7000', '[::1]:7001']);
+    expect(() => loadConfig(RedisConfig, { DATAAGENT_REDIS_CLUSTER_NODES: 'redis-0.internal:6379,redis-1.internal' }, [])).toThrow(/DATAAGENT_REDIS_CLUSTER_NODES.*host:port/);
+  });
+
   it('derives flag names from variables', () => {
     expect(flagName('DATAAGENT_MYSQL_HOST')).toBe('--mysql-host');
     expect(flagName('OPENAI_BASE_URL')).toBe('--openai-base-url');
