@@ -19,11 +19,6 @@ export function isCluster(redis: RedisClient): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-/** Whether the target is a cluster. */
-export function targetsCluster(target: RedisTarget): boolean {
-  return (target.clusterNodes?.length ?? 0) > 0;
-}
-
 /**
  * Opens a Redis connection for one role (commands, subscriber, BullMQ). BullMQ requires
  * `maxRetriesPerRequest: null` on connections that block. On a cluster the connection follows
