@@ -60,7 +60,7 @@ function seedNode(entry: string): { host: string; port: number } {
   return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
 }
 
-/** The user, password, database-less TLS choice of a `redis://` or `rediss://` URL, for every node of a cluster. */
+/** The user, password and TLS of a `redis://` or `rediss://` URL, which every node of a cluster takes (its host, port and database go unused). */
 function credentialsOf(url: string): RedisOptions {
   const parsed = new URL(url);
   const options: RedisOptions = {};
