@@ -100,14 +100,14 @@ export class RunEventRelay {
   /** Delivers what the run's log holds after the feed's last event, then what arrived live meanwhile. */
   private catchUp(runId: string, feed: RunFeed, first?: { event: EventDict; raw: string }): void {
     feed.held = first ? [first] : [];
-    this.log.rangeRaw(runId, feed.last).then(
-      (logged) => {
+    this.log
+      .rangeRaw(runId, feed.last)
+      .then((logged) => {
         for (const line of logged) this.deliver(feed, JSON.parse(line) as EventDict, line);
-        this.release(feed);
-      },
-      // The log could not be read: deliver what was held, as a relay without the log would.
-      () => this.release(feed),
-    );
+      })
+      // The log could not be read: what was held still goes out, as from a relay without the log.
+      .catch(() => undefined)
+      .finally(() => this.release(feed));
   }
 
   private release(feed: RunFeed): void {
