@@ -169,13 +169,19 @@ export class RunLifecycle {
     const relay = this.need('relay');
     const pending = new Set(runIds);
     let wake: () => void = () => undefined;
-    const unwatch = await Promise.all(
+    const watches = await Promise.allSettled(
       runIds.map((runId) =>
         relay.watch(runId, (event) => {
           if (event.event_type === 'done' && pending.delete(event.run_id)) wake();
         }),
       ),
     );
+    const unwatch = watches.flatMap((w) => (w.status === 'fulfilled' ? [w.value] : []));
+    const failed = watches.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+    if (failed) {
+      for (const stopWatching of unwatch) stopWatching();
+      throw failed.reason;
+    }
     const onAbort = () => wake();
     signal.addEventListener('abort', onAbort);
     try {
@@ -191,7 +197,7 @@ export class RunLifecycle {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      for (const stop of unwatch) stop();
+      for (const stopWatching of unwatch) stopWatching();
     }
   }
 
