@@ -2,8 +2,7 @@
  * Redis key layout. Every key and channel that one script or transaction touches together
  * shares a hash tag, so on a Redis Cluster it lives in one slot: a run's keys and its event
  * channel carry the run id, a session's keys the session id, a user's MCP keys the tenant and
- * user. The few keys without a tag (leases, tickets, pending sign-ins) are each used
- * alone.
+ * user. The few keys without a tag (leases, tickets, pending sign-ins) are each used alone.
  */
 export const redisKeys = {
   runSeq: (runId: string) => `da:run:{${runId}}:seq`,
