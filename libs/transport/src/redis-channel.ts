@@ -23,9 +23,9 @@ export interface ChannelListenerOptions<T> {
 /**
  * Listens to Redis pub/sub channels, plain or sharded, on a subscriber connection (one in
  * subscriber mode: it takes no other command). A channel is subscribed while it has at least
- * one handler, and each message is parsed and checked once for all of them. ioredis subscribes again by itself after a
- * reconnection (`autoResubscribe`). Several listeners may share one connection: each hears only
- * the channels it subscribed.
+ * one handler, and each message is parsed and checked once for all of them. ioredis subscribes
+ * again by itself after a reconnection (`autoResubscribe`). Several listeners may share one
+ * connection: each hears only the channels it subscribed.
  */
 export class RedisChannelListener<T> {
   private readonly handlers = new Map<string, Set<ChannelHandler<T>>>();
