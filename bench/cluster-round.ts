@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import calculateSlot from 'cluster-key-slot';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { queuePrefix } from '#transport/redis-keys.js';
 import type { RoundFigures } from './bench-report.js';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
@@ -22,7 +22,6 @@ import { Teardown } from './teardown.js';
 const MASTERS = 3;
 const REPLICAS_PER_MASTER = 1;
 const NODE_TIMEOUT_MS = 1_000;
-const HOST = '127.0.0.1';
 /** The bench's own reads, left out of the commands counted. */
 const OWN_COMMANDS = new Set(['info']);
 /** Redirections and cross-slot refusals: each gets a column of its own. */
@@ -106,25 +105,7 @@ interface RedisCounters {
  * reading so its handshake (ioredis's CLIENT SETINFO, an ERR on Redis < 7.2) falls outside the round.
  */
 async function connectTo(port: number): Promise<Redis> {
-  const redis = new Redis({
-    host: HOST,
-    port,
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    commandTimeout: 5_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-    enableReadyCheck: false,
-  });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return redis;
-  } catch (err) {
-    redis.disconnect();
-    throw err;
-  }
+  return (await loadRedisCluster()).connectNode(port, 2_000, 5_000);
 }
 
 /** INFO commandstats, cpu and errorstats of one server, read in one command. */

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { Redis } from 'ioredis';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from './repo-paths.js';
 
@@ -51,6 +52,8 @@ export interface RedisClusterHandle {
 /** Loads scripts/redis-cluster.mjs from the repository (it is not compiled into dist/). */
 export async function loadRedisCluster(): Promise<{
   startRedisCluster(options: { dir: string; masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number }): Promise<RedisClusterHandle>;
+  /** A probe connection to one node on loopback (no retries, no offline queue); the caller closes it. */
+  connectNode(port: number, timeoutMs?: number, commandTimeoutMs?: number): Promise<Redis>;
 }> {
   const url = pathToFileURL(`${repoRoot}scripts/redis-cluster.mjs`).href;
   return (await import(url)) as Awaited<ReturnType<typeof loadRedisCluster>>;

@@ -426,22 +426,21 @@ function isRunning(pid) {
 }
 
 /**
- * Runs `fn` on a fresh connection to one node and always closes it. No retries, no offline
- * queue: a node that does not answer within `timeoutMs` is an error.
+ * Opens a probe connection to one node on loopback: no retries, no offline queue, so a node that
+ * does not answer within `timeoutMs` is an error. The caller closes it.
  *
- * @template T
  * @param {number} port
- * @param {(redis: Redis) => Promise<T>} fn
- * @param {number} [timeoutMs]
- * @returns {Promise<T>}
+ * @param {number} [timeoutMs] how long connecting may take
+ * @param {number} [commandTimeoutMs] how long a command may take (as long as connecting unless given)
+ * @returns {Promise<Redis>}
  */
-async function onNode(port, fn, timeoutMs = 1_000) {
+export async function connectNode(port, timeoutMs = 1_000, commandTimeoutMs = timeoutMs) {
   const redis = new Redis({
     host: HOST,
     port,
     lazyConnect: true,
     connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
+    commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,
@@ -450,6 +449,25 @@ async function onNode(port, fn, timeoutMs = 1_000) {
   redis.on('error', () => undefined);
   try {
     await redis.connect();
+    return redis;
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
+}
+
+/**
+ * Runs `fn` on a fresh connection to one node and always closes it (see {@link connectNode}).
+ *
+ * @template T
+ * @param {number} port
+ * @param {(redis: Redis) => Promise<T>} fn
+ * @param {number} [timeoutMs]
+ * @returns {Promise<T>}
+ */
+async function onNode(port, fn, timeoutMs = 1_000) {
+  const redis = await connectNode(port, timeoutMs);
+  try {
     return await fn(redis);
   } finally {
     redis.disconnect();
