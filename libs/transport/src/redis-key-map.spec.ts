@@ -30,7 +30,7 @@ describe('the Redis key map', () => {
   });
 
   it('gives every key of a run, and its event channel, one hash tag, so a run’s scripts (and their SPUBLISH) touch one slot', () => {
-    const tags = [redisKeys.runSeq, redisKeys.runLog, redisKeys.runDone, redisKeys.runCancel, redisKeys.runOwner, redisKeys.runSteps, redisKeys.runCalls, redisKeys.runParked, redisKeys.runChannel].map((key) => /\{([^}]*)\}/.exec(key('r1'))?.[1]);
+    const tags = [redisKeys.runSeq, redisKeys.runLog, redisKeys.runDone, redisKeys.runCancel, redisKeys.runOwner, redisKeys.runSteps, redisKeys.runCalls, redisKeys.runParked, redisKeys.runAppends, redisKeys.runChannel].map((key) => /\{([^}]*)\}/.exec(key('r1'))?.[1]);
     expect(new Set(tags)).toEqual(new Set(['r1']));
   });
 });

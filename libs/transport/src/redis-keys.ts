@@ -13,6 +13,8 @@ export const redisKeys = {
   runOwner: (runId: string) => `da:run:{${runId}}:owner`,
   /** The run's recorded steps (messages it added), in order. */
   runSteps: (runId: string) => `da:run:{${runId}}:steps`,
+  /** Each append's id → the seq it got: an append sent again after its answer was lost is not appended twice. */
+  runAppends: (runId: string) => `da:run:{${runId}}:appends`,
   /** Intents of the run's tool calls with side effects, by call id and argument hash. */
   runCalls: (runId: string) => `da:run:{${runId}}:calls`,
   /** A parked run's wait: JSON {seq, request_id, tool_call_id, until}; the worker that takes the run next consumes it. */

@@ -156,6 +156,19 @@ describe('RunEventLog (Redis)', () => {
     expect(await conns[0].ttl(redisKeys.sessionActiveRuns(sessionId))).toBeGreaterThan(0);
   });
 
+  it('appends a call sent again (its answer lost in a failover) once, and answers the same seqs', async () => {
+    const sessionId = id('session');
+    const runId = id('run');
+    await logs[0].append(event(sessionId, runId, 'text', { content: 'first' }));
+    // What ioredis resends after a master died unanswered: the very same script call.
+    const args = ['60', '600', runId, '"event_type":"text","content":"twice"}', '0', '', 'spec-append-1', runId, '"event_type":"text","content":"too"}', '0', '', 'spec-append-2'];
+    const send = () => (conns[1] as unknown as { runEventAppend: (key: string, ...a: string[]) => Promise<number[]> }).runEventAppend(redisKeys.runSeq(runId), ...args);
+    expect(await send()).toEqual([2, 3]);
+    expect(await send()).toEqual([2, 3]);
+    expect((await rawLog(runId)).map((raw) => (JSON.parse(raw) as EventDict).seq)).toEqual([1, 2, 3]);
+    expect(await logs[0].lastSeq(runId)).toBe(3);
+  });
+
   it('accepts exactly one done, even among concurrent ones, and nothing after it', async () => {
     const sessionId = id('session');
     const runId = id('run');

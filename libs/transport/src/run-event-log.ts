@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import { rememberEventJson } from '#core/events/event-json.js';
 import type { EventDict } from '#core/events/execution-event.js';
@@ -11,7 +12,7 @@ function luaKey(keyOf: (id: string) => string, id: string): string {
 }
 
 /** Arguments per event in the append script. */
-const ARGS_PER_EVENT = 4;
+const ARGS_PER_EVENT = 5;
 
 /**
  * The append script: appends events, each as one step: next seq, append to the run's log,
@@ -21,13 +22,18 @@ const ARGS_PER_EVENT = 4;
  * its next step even if the control message was lost. An append that carries an owner epoch is
  * refused (-2) once another worker has taken the run over.
  *
+ * Each append carries an id of its own, kept with the seq it got: a call sent again after its
+ * answer was lost (a failover: ioredis resends what a dead master never answered, which may have
+ * run and reached the replica) finds its events appended and answers their seqs again, instead
+ * of appending them twice.
+ *
  * One call carries the appends a process made in one turn of its event loop, for all its runs
  * (on a single Redis) or for the runs of one slot (on a cluster: the keys and the sharded
  * channel of one call then live on one master). KEYS[1] names a key of the call's first run,
  * only so a cluster routes the call to its slot. ARGV[1] and ARGV[2] are the finished and the
- * active retention, then four arguments per event: run id, the event's JSON after its opening
+ * active retention, then five arguments per event: run id, the event's JSON after its opening
  * brace, '1' for a done, '2' for an event that closes a cancelled run before its done (accepted
- * after the cancel record), else '0', and the epoch or ''. Returns each event's seq or refusal,
+ * after the cancel record), else '0', the epoch or '', and the append's id. Returns each event's seq or refusal,
  * in order. The script names each run's keys itself from its id instead of taking them as KEYS:
  * eight keys per event were two thirds of the bytes a worker wrote to Redis.
  * @param publish PUBLISH on a single Redis, SPUBLISH on a cluster.
@@ -37,11 +43,14 @@ function appendScript(publish: 'PUBLISH' | 'SPUBLISH'): string {
 local out = {}
 for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
   local a = 2 + i * ${ARGS_PER_EVENT}
-  local run, body, terminal, epoch = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  local run, body, terminal, epoch, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
   local seqKey, logKey, doneKey = ${luaKey(redisKeys.runSeq, 'run')}, ${luaKey(redisKeys.runLog, 'run')}, ${luaKey(redisKeys.runDone, 'run')}
-  local ownerKey = ${luaKey(redisKeys.runOwner, 'run')}
+  local ownerKey, appendsKey = ${luaKey(redisKeys.runOwner, 'run')}, ${luaKey(redisKeys.runAppends, 'run')}
   local result
-  if redis.call('EXISTS', doneKey) == 1 then
+  local earlier = redis.call('HGET', appendsKey, id)
+  if earlier then
+    result = tonumber(earlier)
+  elseif redis.call('EXISTS', doneKey) == 1 then
     result = 0
   elseif epoch ~= '' and redis.call('GET', ownerKey) ~= epoch then
     result = -2
@@ -51,14 +60,16 @@ for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
     local seq = redis.call('INCR', seqKey)
     local event = '{"seq":' .. seq .. ',' .. body
     redis.call('RPUSH', logKey, event)
+    redis.call('HSET', appendsKey, id, seq)
     if terminal == '1' then
       redis.call('SET', doneKey, seq, 'EX', ARGV[1])
-      for _, key in ipairs({seqKey, logKey, ownerKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}, ${luaKey(redisKeys.runParked, 'run')}}) do
+      for _, key in ipairs({seqKey, logKey, ownerKey, appendsKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}, ${luaKey(redisKeys.runParked, 'run')}}) do
         redis.call('EXPIRE', key, ARGV[1])
       end
     elseif seq == 1 then
       redis.call('EXPIRE', seqKey, ARGV[2])
       redis.call('EXPIRE', logKey, ARGV[2])
+      redis.call('EXPIRE', appendsKey, ARGV[2])
     end
     redis.call('${publish}', ${luaKey(redisKeys.runChannel, 'run')}, event)
     result = seq
@@ -80,6 +91,8 @@ interface PendingAppend {
   epoch: string;
   /** '1' a done, '2' an event that closes a cancelled run, '0' any other. */
   kind: string;
+  /** This append's own id, so that the same call sent twice appends once. */
+  id: string;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
 }
@@ -105,6 +118,9 @@ export class RunEventLog {
   private pending: PendingAppend[] = [];
 
   private readonly cluster: boolean;
+  /** Prefixes this log's append ids (with a count), so no two processes' ids meet. */
+  private readonly origin = `${randomBytes(6).toString('base64url')}:`;
+  private appended = 0;
 
   constructor(private readonly redis: RedisClient, private readonly options: RunEventLogOptions) {
     this.cluster = isCluster(redis);
@@ -129,7 +145,7 @@ export class RunEventLog {
     const body = JSON.stringify(rest).slice(1);
     return new Promise((resolve, reject) => {
       const kind = event.event_type === 'done' ? '1' : closing ? '2' : '0';
-      this.pending.push({ event, body, epoch: epoch === undefined ? '' : String(epoch), kind, resolve, reject });
+      this.pending.push({ event, body, epoch: epoch === undefined ? '' : String(epoch), kind, id: `${this.origin}${(++this.appended).toString(36)}`, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -144,7 +160,7 @@ export class RunEventLog {
 
   private send(batch: PendingAppend[]): void {
     const args: string[] = [String(this.options.retentionSeconds), String(this.options.activeRetentionSeconds ?? 24 * 3600)];
-    for (const { event, body, epoch, kind } of batch) args.push(event.run_id, body, kind, epoch);
+    for (const { event, body, epoch, kind, id } of batch) args.push(event.run_id, body, kind, epoch, id);
     const append = (this.redis as unknown as { runEventAppend: AppendCommand }).runEventAppend.bind(this.redis);
     append(redisKeys.runSeq(batch[0]!.event.run_id), ...args).then(
       (results) =>
