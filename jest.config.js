@@ -19,6 +19,14 @@ const shared = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
+// `--selectProjects` takes every following word as a project name, so a test path written after
+// it selects nothing and the whole project runs (minutes of e2e). Say so instead.
+const selectAt = process.argv.indexOf('--selectProjects');
+const strayPath = selectAt >= 0 && process.argv.slice(selectAt + 1).find((word, i, rest) => !word.startsWith('-') && rest.slice(0, i).every((w) => !w.startsWith('-')) && /[/.]/.test(word));
+if (strayPath) {
+  throw new Error(`jest: "${strayPath}" follows --selectProjects, which reads it as a project name. Put test paths before --selectProjects, or use --testPathPatterns.`);
+}
+
 /**
  * Two projects: `unit` (specs beside the code, plain fakes, no database) and `e2e` (test/ and
  * the `*.int.spec.ts` specs that use the harness Redis). Jest runs a project's globalSetup only
