@@ -27,10 +27,17 @@ export interface WorkerProcess extends AppProcess {
   metricsUrl?: string;
 }
 
-function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000) {
+/** An OS user a process runs as instead of the test's own. */
+export interface ProcessUser {
+  uid: number;
+  gid: number;
+}
+
+function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000, user?: ProcessUser) {
   const proc = spawn(process.execPath, [`${root}dist/${script}`], {
     env: { ...process.env, DATAAGENT_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
   });
   const output: string[] = [];
   const exited = once(proc, 'exit');
@@ -87,12 +94,18 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProce
   return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, url: String(info.url), port: Number(info.port) };
 }
 
-/** Starts a worker process (its metrics on a free loopback port) and waits until it consumes the queue. */
-export async function startWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
-  const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env }, (line) => {
-    const j = jsonLine(line);
-    return j?.msg === 'worker ready' ? j : null;
-  });
+/** Starts a worker process (its metrics on a free loopback port), as `user` when given, and waits until it consumes the queue. */
+export async function startWorker(env: NodeJS.ProcessEnv, user?: ProcessUser): Promise<WorkerProcess> {
+  const p = launch(
+    'apps/worker/src/main.js',
+    { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env },
+    (line) => {
+      const j = jsonLine(line);
+      return j?.msg === 'worker ready' ? j : null;
+    },
+    30_000,
+    user,
+  );
   await p.readyInfo;
   // Printed before `worker ready`.
   const metrics = p.output.map(jsonLine).find((j) => j?.msg === 'worker metrics listening');

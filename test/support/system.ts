@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
 import { createTestDatabase, dropTestDatabase, mysqlEnv } from './databases.js';
-import { startGateway, startWorker, type GatewayProcess, type WorkerProcess } from './app-processes.js';
+import { startGateway, startWorker, type GatewayProcess, type ProcessUser, type WorkerProcess } from './app-processes.js';
 
 export const TEST_API_KEY = 'test-key-alice';
 export const OTHER_API_KEY = 'test-key-bob';
@@ -20,6 +20,8 @@ export interface SystemOptions {
   chunkIntervalMs?: number;
   /** More gateways on the same queue, Redis and database, each with these variables over `env`. */
   extraGateways?: NodeJS.ProcessEnv[];
+  /** The OS user the workers run as (the storage folder becomes theirs); default the test's own. */
+  workerUser?: ProcessUser;
 }
 
 /**
@@ -36,6 +38,7 @@ export class TestSystem {
   /** Storage root and workspaces of this system (a temporary folder). */
   dataDir!: string;
   private database!: string;
+  private workerUser?: ProcessUser;
   private workersStarting = 0;
 
   static async start(options: SystemOptions = {}): Promise<TestSystem> {
@@ -44,6 +47,8 @@ export class TestSystem {
     const db = await createTestDatabase('e2e');
     system.dataDir = mkdtempSync(join(tmpdir(), 'da-e2e-'));
     system.database = db.database;
+    system.workerUser = options.workerUser;
+    if (options.workerUser) chownSync(system.dataDir, options.workerUser.uid, options.workerUser.gid);
     system.env = {
       ...mysqlEnv(db),
       DATAAGENT_QUEUE_NAME: `runs-${randomUUID().slice(0, 8)}`,
@@ -87,7 +92,7 @@ export class TestSystem {
   async addWorker(env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
     const id = `worker-${this.workers.length + ++this.workersStarting}`;
     try {
-      const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: id, ...env });
+      const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: id, ...(this.workerUser ? { HOME: this.dataDir } : {}), ...env }, this.workerUser);
       this.workers.push(worker);
       return worker;
     } finally {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chown, lchown, lstat, mkdir, open, readdir, realpath, utimes, type FileHandle } from 'node:fs/promises';
+import { lchown, lstat, mkdir, readdir, realpath, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { Beneath, insideOpenFolder, segments } from './beneath.js';
 import { restoreWorkspace } from './workspace-archive.js';
 import { WorkspaceError, WorkspaceHardLinkError, WorkspacePermissionError, WorkspaceQuotaError } from './workspace-errors.js';
 
@@ -87,26 +88,13 @@ interface OpenFile {
 }
 
 /**
- * Opens a file of the workspace, then checks what was opened rather than the name: it must be a
- * regular file with one link. A second link to the same inode may lie anywhere on the volume (a
- * hard link a command in the workspace made to another tenant's file), and the path checks of
- * {@link Workspace.resolve} cannot see it; checking the open handle leaves no gap between the
- * check and the read or write. O_NONBLOCK keeps a FIFO from blocking the open.
- * @param create create the file when it does not exist (its folder must).
- * @returns null when there is no such file.
+ * Checks what was opened rather than the name: it must be a regular file with one link. A
+ * second link to the same inode may lie anywhere on the volume (a hard link a command in the
+ * workspace made to another tenant's file), and no path check can see it; checking the open
+ * handle leaves no gap between the check and the read or write. Closes the handle when refused.
  * @throws WorkspaceError `is_directory`, `not_a_file`, or WorkspaceHardLinkError.
  */
-async function openFile(abs: string, shown: string, access: 'read' | 'write', create = false): Promise<OpenFile | null> {
-  const flags = (access === 'read' ? constants.O_RDONLY : constants.O_RDWR) | (create ? constants.O_CREAT : 0) | constants.O_NONBLOCK;
-  let handle: FileHandle;
-  try {
-    handle = await open(abs, flags, 0o666);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    if (code === 'EISDIR') throw new WorkspaceError('is_directory', `${shown}: is a directory`);
-    throw err;
-  }
+async function checkedFile(handle: FileHandle, shown: string): Promise<OpenFile> {
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new WorkspaceError('is_directory', `${shown}: is a directory`);
@@ -119,6 +107,26 @@ async function openFile(abs: string, shown: string, access: 'read' | 'write', cr
   }
 }
 
+/** One entry of a folder: its name, its kind (symlinks not followed) and, for a file, its size. */
+export interface WorkspaceEntry {
+  name: string;
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  size?: number;
+}
+
+/** The entries of an open folder, sorted by name. */
+async function entriesOf(folder: FileHandle, folderPath: string): Promise<WorkspaceEntry[]> {
+  const dirents = await readdir(insideOpenFolder(folder, folderPath), { withFileTypes: true });
+  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries: WorkspaceEntry[] = [];
+  for (const d of dirents) {
+    const type = d.isDirectory() ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other';
+    const size = type === 'file' ? ((await lstat(insideOpenFolder(folder, folderPath, d.name)).catch(() => null))?.size ?? 0) : undefined;
+    entries.push({ name: d.name, type, ...(size === undefined ? {} : { size }) });
+  }
+  return entries;
+}
+
 /** Replaces the whole content of an open file; explicit offsets, as a read before moved its position. */
 async function replaceContent(handle: FileHandle, data: Uint8Array): Promise<void> {
   await handle.truncate(0);
@@ -129,10 +137,10 @@ async function replaceContent(handle: FileHandle, data: Uint8Array): Promise<voi
 }
 
 /**
- * One user's file area: every path goes through {@link Workspace.resolve}, every write through
- * the quota. The checks run before each operation; a process that can create symlinks in the
- * workspace concurrently (the opt-in shell tool) could race them, which is why the shell tool
- * is off by default and is no sandbox of its own.
+ * One user's file area: every path goes through {@link Workspace.resolve} (for a clear error
+ * early), every open through {@link Beneath} (which no concurrent rename or symlink can steer
+ * out of the workspace: the user's own shell commands run beside the file tools), every write
+ * through the quota.
  */
 export class Workspace {
   /** The workspace root as configured (absolute, not symlink-resolved). */
@@ -182,12 +190,15 @@ export class Workspace {
   private async open(): Promise<string> {
     await restoreWorkspace(this.root);
     await mkdir(this.root, { recursive: true, mode: 0o700 });
-    for (const dir of WORKSPACE_SUBDIRS) await mkdir(path.join(this.root, dir), { recursive: true, mode: 0o700 });
-    if (this.owner) for (const dir of [this.root, ...WORKSPACE_SUBDIRS.map((d) => path.join(this.root, d))]) await chown(dir, this.owner.uid, this.owner.gid);
+    const realRoot = await realpath(this.root);
+    const beneath = new Beneath(realRoot, [this.root]);
+    for (const dir of WORKSPACE_SUBDIRS) await (await beneath.open([dir], { kind: 'dir' }, dir, (folder) => this.ownFolder(folder)).catch(() => null))?.close();
+    // lchown: a subfolder a command replaced with a symlink must not give its target away.
+    if (this.owner) for (const dir of [this.root, ...WORKSPACE_SUBDIRS.map((d) => path.join(this.root, d))]) await lchown(dir, this.owner.uid, this.owner.gid);
     await markUsed(this.root);
     this.usageCache = undefined;
-    this.resolvedRoot = await realpath(this.root);
-    return this.resolvedRoot;
+    this.resolvedRoot = realRoot;
+    return realRoot;
   }
 
   /**
@@ -247,7 +258,7 @@ export class Workspace {
    */
   async readText(userPath: string, maxBytes = 10 * 1024 * 1024): Promise<{ path: string; text: string }> {
     const abs = await this.resolve(userPath);
-    const file = await openFile(abs, userPath, 'read');
+    const file = await this.openFile(abs, userPath, 'read');
     if (!file) throw new WorkspaceError('not_found', `${userPath}: no such file`);
     try {
       if (file.size > maxBytes) throw new WorkspaceError('too_large', `${userPath}: ${file.size} bytes, more than the ${maxBytes}-byte read limit`);
@@ -269,7 +280,7 @@ export class Workspace {
   modifyText(userPath: string, change: (before: string | null) => string): Promise<{ path: string; before: string | null; after: string }> {
     return this.serialised(async () => {
       const abs = await this.resolve(userPath);
-      const existing = await openFile(abs, userPath, 'write');
+      const existing = await this.openFile(abs, userPath, 'write');
       try {
         const before = existing ? (await existing.handle.readFile()).toString('utf8') : null;
         const after = change(before);
@@ -289,7 +300,7 @@ export class Workspace {
   writeFile(userPath: string, data: string | Uint8Array): Promise<string> {
     return this.serialised(async () => {
       const abs = await this.resolve(userPath);
-      const existing = await openFile(abs, userPath, 'write');
+      const existing = await this.openFile(abs, userPath, 'write');
       try {
         await this.writeChecked(abs, userPath, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, existing);
         return abs;
@@ -307,11 +318,10 @@ export class Workspace {
     if (delta > 0 && used + delta > quotaBytes) throw new WorkspaceQuotaError(used, quotaBytes, delta);
     let file = existing;
     if (!file) {
-      const created = await mkdir(path.dirname(abs), { recursive: true, mode: 0o700 });
       // Opened and checked again: a link may have been put at this name since it was looked at.
-      file = await openFile(abs, shown, 'write', true);
+      file = await this.openFile(abs, shown, 'write', true);
       if (!file) throw new WorkspaceError('not_found', `${shown}: its folder was removed while writing`);
-      if (this.owner) await this.own(file.handle, abs, created);
+      if (this.owner) await file.handle.chown(this.owner.uid, this.owner.gid);
     }
     try {
       await replaceContent(file.handle, data);
@@ -321,13 +331,65 @@ export class Workspace {
     if (this.usageCache) this.usageCache.bytes = Math.max(0, this.usageCache.bytes + delta);
   }
 
-  /** Gives a new file (by its handle, so no link swapped in meanwhile is followed) and the folders made for it (from `firstCreated` down) to the workspace's owner. */
-  private async own(handle: FileHandle, abs: string, firstCreated: string | undefined): Promise<void> {
-    const { uid, gid } = this.owner!;
-    if (firstCreated) {
-      for (let dir = path.dirname(abs); isInside(firstCreated, dir); dir = path.dirname(dir)) await lchown(dir, uid, gid);
+  /**
+   * Opens a file of the workspace beneath its root (see {@link Beneath}) and checks it.
+   * @param abs a path returned by {@link resolve}.
+   * @param create create the file, and its missing folders, when it does not exist.
+   * @returns null when there is no such file.
+   */
+  private async openFile(abs: string, shown: string, access: 'read' | 'write', create = false): Promise<OpenFile | null> {
+    const flags = (access === 'read' ? constants.O_RDONLY : constants.O_RDWR) | (create ? constants.O_CREAT : 0) | constants.O_NONBLOCK;
+    const handle = await (await this.beneath()).open(await this.names(abs), { kind: 'file', flags }, shown, create ? (folder) => this.ownFolder(folder) : undefined);
+    return handle && checkedFile(handle, shown);
+  }
+
+  /** Gives a folder the file tools made (by its handle, so no link swapped in meanwhile is followed) to the workspace's owner. */
+  private async ownFolder(folder: FileHandle): Promise<void> {
+    if (this.owner) await folder.chown(this.owner.uid, this.owner.gid);
+  }
+
+  private async beneath(): Promise<Beneath> {
+    return new Beneath(await this.ensure(), [this.root]);
+  }
+
+  /** The names of a path returned by {@link resolve}, from the root down. */
+  private async names(abs: string): Promise<string[]> {
+    return segments(path.relative(await this.ensure(), abs));
+  }
+
+  /**
+   * What a path of the workspace is, looked at beneath the root.
+   * @returns `file` with its size, `dir`, `other`, or null when there is nothing there.
+   */
+  async stat(userPath: string): Promise<{ path: string; type: 'file' | 'dir' | 'other'; size: number } | null> {
+    const abs = await this.resolve(userPath);
+    const handle = await (await this.beneath()).open(await this.names(abs), { kind: 'file', flags: constants.O_RDONLY | constants.O_NONBLOCK }, userPath).catch((err: unknown) => {
+      if (err instanceof WorkspaceError && err.code === 'is_directory') return 'dir' as const;
+      throw err;
+    });
+    if (handle === 'dir') return { path: abs, type: 'dir', size: 0 };
+    if (!handle) return null;
+    try {
+      const stat = await handle.stat();
+      return { path: abs, type: stat.isDirectory() ? 'dir' : stat.isFile() ? 'file' : 'other', size: stat.isFile() ? stat.size : 0 };
+    } finally {
+      await handle.close();
     }
-    await handle.chown(uid, gid);
+  }
+
+  /**
+   * The entries of a folder of the workspace, by name, read through the open folder.
+   * @throws WorkspaceError `not_found` or `not_a_directory`.
+   */
+  async list(userPath: string): Promise<{ path: string; entries: WorkspaceEntry[] }> {
+    const abs = await this.resolve(userPath);
+    const folder = await (await this.beneath()).open(await this.names(abs), { kind: 'dir' }, userPath);
+    if (!folder) throw new WorkspaceError('not_found', `${userPath}: no such folder`);
+    try {
+      return { path: abs, entries: await entriesOf(folder, abs) };
+    } finally {
+      await folder.close();
+    }
   }
 
   /** Bytes the workspace holds (file sizes, symlinks not followed), cached between walks. */
@@ -346,29 +408,30 @@ export class Workspace {
   }
 
   /**
-   * Walks a folder inside the workspace depth-first, without following symlinks.
+   * Walks a folder inside the workspace depth-first, without following symlinks; each folder
+   * is opened beneath the root and read through its descriptor.
    * @param absDir an absolute path returned by {@link resolve}.
    */
-  async *walk(absDir: string, limit = 100_000): AsyncGenerator<{ path: string; type: 'file' | 'dir' | 'symlink' | 'other'; size: number }> {
+  async *walk(absDir: string, limit = 100_000): AsyncGenerator<{ path: string; type: WorkspaceEntry['type']; size: number }> {
+    const beneath = await this.beneath();
     const stack = [absDir];
     let seen = 0;
     while (stack.length > 0) {
       const dir = stack.pop()!;
-      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const folder = await beneath.open(segments(path.relative(beneath.root, dir)), { kind: 'dir' }, this.relative(dir)).catch(() => null);
+      if (!folder) continue;
+      let entries: WorkspaceEntry[];
+      try {
+        entries = await entriesOf(folder, dir).catch(() => []);
+      } finally {
+        await folder.close();
+      }
       const subdirs: string[] = [];
       for (const entry of entries) {
         if (++seen > limit) return;
         const full = path.join(dir, entry.name);
-        if (entry.isDirectory()) {
-          subdirs.push(full);
-          yield { path: full, type: 'dir', size: 0 };
-        } else if (entry.isFile()) {
-          const size = (await lstat(full).catch(() => null))?.size ?? 0;
-          yield { path: full, type: 'file', size };
-        } else {
-          yield { path: full, type: entry.isSymbolicLink() ? 'symlink' : 'other', size: 0 };
-        }
+        if (entry.type === 'dir') subdirs.push(full);
+        yield { path: full, type: entry.type, size: entry.size ?? 0 };
       }
       stack.push(...subdirs.reverse());
     }

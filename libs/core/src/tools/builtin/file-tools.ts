@@ -1,4 +1,3 @@
-import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { RE2JS } from 're2js';
 import type { Caller } from '../../auth/caller.js';
@@ -92,18 +91,9 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
       parameters: { type: 'object', properties: { path: { type: 'string', description: 'Folder to list, default "."' } }, additionalProperties: false },
     },
     async (args, ws) => {
-      const dir = await ws.resolve(str(args.path, '.'));
-      const stat = await lstat(dir).catch(() => null);
-      if (!stat) throw new WorkspaceError('not_found', `${str(args.path, '.')}: no such folder`);
-      if (!stat.isDirectory()) throw new WorkspaceError('not_a_directory', `${str(args.path, '.')}: not a folder`);
-      const dirents = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
-      const entries = [];
-      for (const d of dirents.slice(0, MAX_LIST_ENTRIES)) {
-        const type = d.isDirectory() ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other';
-        const size = type === 'file' ? ((await lstat(path.join(dir, d.name)).catch(() => null))?.size ?? 0) : undefined;
-        entries.push({ name: d.name, type, ...(size === undefined ? {} : { size }) });
-      }
-      return { path: ws.relative(dir), entries, ...(dirents.length > MAX_LIST_ENTRIES ? { truncated: true, total: dirents.length } : {}) };
+      const { path: dir, entries: all } = await ws.list(str(args.path, '.'));
+      const entries = all.slice(0, MAX_LIST_ENTRIES);
+      return { path: ws.relative(dir), entries, ...(all.length > MAX_LIST_ENTRIES ? { truncated: true, total: all.length } : {}) };
     },
     workspaceFor,
   );
@@ -275,10 +265,11 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
       if (filter) checkPattern(filter);
       const filterMatcher = filter ? compileGlob(filter) : undefined;
       const maxResults = int(args.max_results, 100);
-      const start = await ws.resolve(str(args.path, '.'));
-      const startStat = await lstat(start).catch(() => null);
+      const startStat = await ws.stat(str(args.path, '.'));
       if (!startStat) throw new WorkspaceError('not_found', `${str(args.path, '.')}: no such file or folder`);
-      const files = startStat.isFile() ? [{ path: start, size: startStat.size }] : ws.walk(start);
+      const start = startStat.path;
+      const startIsFile = startStat.type === 'file';
+      const files = startIsFile ? [{ path: start, size: startStat.size }] : ws.walk(start);
       const passesFilter = (file: string): boolean => {
         if (!filterMatcher) return true;
         const relative = path.relative(start, file).split(path.sep).join('/');
@@ -298,7 +289,7 @@ export function createFileTools(workspaceFor: (caller: Caller) => Workspace, opt
         } catch (err) {
           // Binary, vanished, or a symlink out: not searchable. A hard-linked file is refused, and the model told so.
           if (!(err instanceof WorkspaceHardLinkError)) continue;
-          if (startStat.isFile()) throw err;
+          if (startIsFile) throw err;
           refused.push(err.message);
           continue;
         }
