@@ -34,6 +34,11 @@ if (strayPath) {
  */
 export default {
   testTimeout: 60_000,
+  // With --coverage (the unit run of `npm test`): V8's own counters, every source file counted,
+  // the per-library figures printed by scripts/coverage-summary.mjs.
+  coverageProvider: 'v8',
+  collectCoverageFrom: ['{apps,libs}/*/src/**/*.ts', '!**/*.spec.ts'],
+  coverageReporters: ['json-summary'],
   projects: [
     {
       ...shared,
