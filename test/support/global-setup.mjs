@@ -12,7 +12,12 @@ import { aptInstall, ensurePromtool, ensureSandboxPackages, ensureServerPackages
 
 export const HANDLES_KEY = '__dataagentLocalServices';
 
-export default async function globalSetup() {
+/**
+ * Installs what the e2e tests use from Debian's packages when absent, and names the browser and
+ * promtool in the environment. The lanes of scripts/test-e2e-lanes.mjs call it once before they
+ * start, so two lanes never run apt-get at once.
+ */
+export async function ensureTestPackages() {
   await ensureServerPackages();
   // The worker sandboxes users' processes in bubblewrap; the red-team tests need it.
   ensureSandboxPackages();
@@ -20,6 +25,10 @@ export default async function globalSetup() {
   ensureTmux();
   // Prometheus's linter, which test/metrics-promtool.test.ts runs on the scraped metrics.
   process.env.DATAAGENT_TEST_PROMTOOL = ensurePromtool();
+}
+
+export default async function globalSetup() {
+  await ensureTestPackages();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dataagent-test-'));
   const started = Date.now();
   const [redis, mariadb] = await Promise.allSettled([
