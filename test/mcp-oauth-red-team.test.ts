@@ -12,7 +12,8 @@ import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 /** alice of tenant acme is the attacker, holding only her own key; bob of globex is the one she goes after. */
 const ALICE = TEST_API_KEY;
-const KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:globex:bob`;
+const ACME_ADMIN = 'test-key-acme-admin';
+const KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:globex:bob,${ACME_ADMIN}:acme:carol:admin`;
 
 /**
  * The red team's view of MCP sign-in, through the real gateway and worker:
@@ -133,6 +134,22 @@ describe('MCP sign-in: what a hostile user reaches through the OAuth flow', () =
       await browser.close();
     }
   }, 120_000);
+
+  it('a sign-in whose key was revoked before the callback stores nothing, even in its own browser', async () => {
+    const issued = (await api(system.url, 'POST', '/admin/api-keys', { apiKey: ACME_ADMIN, body: { user_id: 'alice', role: 'user' } })).body as { key: string; key_id: string };
+    const { authorize_url: url } = (await api(system.url, 'POST', '/users/alice/mcp-servers/ledger/authorize', { apiKey: issued.key })).body;
+    const page = await fetch(url, { redirect: 'manual' });
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const link = /<a id="continue" href="([^"]+)"/.exec(await page.text())![1]!.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+    // The provider consents at once and answers where the browser goes back.
+    const callback = (await fetch(link, { redirect: 'manual' })).headers.get('location')!;
+    expect((await api(system.url, 'DELETE', `/admin/api-keys/${issued.key_id}`, { apiKey: ACME_ADMIN })).status).toBe(200);
+    const exchangesBefore = oauth.exchanges.length;
+    const landed = await fetch(callback, { headers: { cookie } });
+    expect(landed.status).toBe(400);
+    expect(await landed.text()).toContain('The API key that started this sign-in to ledger is no longer valid');
+    expect(oauth.exchanges.length).toBe(exchangesBefore);
+  });
 
   it('a server URL that redirects towards a loopback port nobody allowlisted: neither the sign-in nor the worker reaches it', async () => {
     // Added now, so this test's run is the worker's first connection to it.

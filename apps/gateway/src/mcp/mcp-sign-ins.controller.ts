@@ -123,7 +123,7 @@ function continuePage(started: StartedSignIn): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in to ${escape(started.server)} · DataAgent</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1a1a1a}a{color:#0b57d0}code{font-size:1.05em}</style></head>
 <body><main><h1>Sign in to ${escape(started.server)}</h1>
-<p>DataAgent connects the MCP server <strong>${escape(started.server)}</strong> for <strong>${escape(started.userId)}</strong>. Its sign-in continues at <code id="host">${escape(host)}</code>, a site DataAgent does not control.</p>
+<p>DataAgent connects the MCP server <strong>${escape(started.server)}</strong> for <strong>${escape(started.userId)}</strong>. Its sign-in continues at <code id="host">${escape(host)}</code>, the authorization server that MCP server names: sign in there only if you trust it.</p>
 <p>If you did not start this sign-in, close this page.</p>
 <p><a id="continue" href="${escape(started.authorizationUrl.toString())}" rel="noreferrer">Continue to ${escape(host)}</a></p></main>
 </body></html>`;

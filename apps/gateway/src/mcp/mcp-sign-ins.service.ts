@@ -14,6 +14,7 @@ import { announceMcpConfigChange } from '#transport/mcp-config-changes.js';
 import { writeMcpStatus } from '#transport/mcp-status.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { RedisRefreshLock } from '#transport/redis-refresh-lock.js';
+import { ApiKeyService } from '../auth/api-key.service.js';
 import { consumeTicket, StreamTickets } from '../auth/stream-tickets.service.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
@@ -32,6 +33,8 @@ interface PendingRecord {
   server_name: string;
   /** The SHA-256 of the secret in the cookie of the browser that opened the authorize URL. */
   browser_hash: string;
+  /** Whose key opened the authorize URL (the person, or their admin): the sign-in ends with that key. */
+  started_by: { tenant_id: string; user_id: string; role: Caller['role']; key_id?: string };
   pending: PendingSignIn;
 }
 
@@ -71,6 +74,7 @@ export class McpSignIns {
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly tickets: StreamTickets,
+    private readonly keys: ApiKeyService,
     private readonly releases: McpReleases,
   ) {
     this.checkUrl = (url: string) => checkOutboundUrl(url, { allowlist: settings.tools.outboundAllowlist });
@@ -124,7 +128,8 @@ export class McpSignIns {
       // The browser is sent there through a link: a javascript: or data: URL would run on the gateway's page.
       if (authorizationUrl.protocol !== 'https:' && authorizationUrl.protocol !== 'http:') throw new Error(`its authorization endpoint is not an http(s) URL (${authorizationUrl.protocol})`);
       const browser = newSignInBrowser();
-      const record: PendingRecord = { tenant_id: owner.tenantId, user_id: owner.userId, server_name: name, browser_hash: browser.hash, pending };
+      const startedBy = { tenant_id: caller.tenantId, user_id: caller.userId, role: caller.role, ...(caller.keyId ? { key_id: caller.keyId } : {}) };
+      const record: PendingRecord = { tenant_id: owner.tenantId, user_id: owner.userId, server_name: name, browser_hash: browser.hash, started_by: startedBy, pending };
       await this.redis.set(redisKeys.mcpOAuthPending(state), JSON.stringify(record), 'EX', PENDING_SECONDS);
       const callback = new URL(identity.redirectUrl);
       return {
@@ -168,8 +173,13 @@ export class McpSignIns {
     return { ...finished, clearCookie: { name: cookieName, path: new URL(this.identity().redirectUrl).pathname } };
   }
 
+  /** Redeems the code of a sign-in that came back to its own browser, for the person who started it while their key is still good. */
   private async redeem(record: PendingRecord, query: { code?: unknown; error?: unknown; error_description?: unknown }): Promise<SignInOutcome> {
     const name = record.server_name;
+    const by = record.started_by;
+    if (!by || !(await this.keys.isStillValid({ tenantId: by.tenant_id, userId: by.user_id, role: by.role, ...(by.key_id ? { keyId: by.key_id } : {}) }))) {
+      return { ok: false, server: name, message: `The API key that started this sign-in to ${name} is no longer valid, so nothing was stored.` };
+    }
     if (typeof query.error === 'string') {
       return { ok: false, server: name, message: `The authorization server did not sign you in to ${name}: ${query.error}${typeof query.error_description === 'string' ? ` (${query.error_description})` : ''}` };
     }
