@@ -46,18 +46,35 @@ describe('MCP servers that sign each person in (OAuth)', () => {
   const signInNotice = (run: EventDict[]) => run.find((e) => e.event_type === 'error' && e.error_code === 'mcp_sign_in_required');
   const serverOf = async (user: string, key: string) => ((await api(system.url, 'GET', `/users/${user}/mcp-servers`, { apiKey: key })).body.servers as Array<Record<string, any>>).find((s) => s.name === 'tracker')!;
 
-  /** What a browser does with the authorize_url: follows each redirect, and reads the page it lands on. */
+  /**
+   * What a browser does with the authorize_url: keeps the cookies each host sets, follows each
+   * redirect and the gateway's Continue link to the authorization server, and reads the page it lands on.
+   */
   async function followAsBrowser(url: string): Promise<{ status: number; page: string; hops: string[] }> {
     const hops: string[] = [];
+    const jar = new Map<string, Map<string, string>>();
     for (let at = url; ; ) {
       hops.push(at);
-      const res = await fetch(at, { redirect: 'manual' });
+      const host = new URL(at).host;
+      const cookies = [...(jar.get(host) ?? new Map<string, string>())].map(([name, value]) => `${name}=${value}`).join('; ');
+      const res = await fetch(at, { redirect: 'manual', headers: cookies ? { cookie: cookies } : {} });
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const [name, value] = pair!.split('=') as [string, string];
+        jar.set(host, (jar.get(host) ?? new Map<string, string>()).set(name, value));
+      }
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && location) {
         at = new URL(location, at).toString();
         continue;
       }
-      return { status: res.status, page: await res.text(), hops };
+      const page = await res.text();
+      const link = /<a id="continue" href="([^"]+)"/.exec(page)?.[1];
+      if (link) {
+        at = new URL(link.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))), at).toString();
+        continue;
+      }
+      return { status: res.status, page, hops };
     }
   }
 
@@ -90,7 +107,7 @@ describe('MCP servers that sign each person in (OAuth)', () => {
     const landed = await followAsBrowser(url);
     expect(landed.status).toBe(200);
     expect(landed.page).toContain('Signed in to tracker: 1 tool');
-    // gateway authorize → authorization server → gateway callback.
+    // gateway authorize (the page naming the authorization server) → authorization server → gateway callback.
     expect(landed.hops.map((h) => new URL(h).pathname)).toEqual(['/api/v1/users/alice/mcp-servers/tracker/authorize', '/authorize', '/api/v1/mcp/oauth/callback']);
     const asked = oauth.authorizations.at(-1)!;
     expect(asked).toMatchObject({ code_challenge_method: 'S256', resource: `${oauth.url}/mcp`, scope: 'tracker offline_access', state: expect.any(String) });
@@ -156,6 +173,8 @@ describe('MCP servers that sign each person in (OAuth)', () => {
       await page.getByTestId('tab-mcp').click();
       const tracker = page.locator('[data-testid="mcp-server"][data-name="tracker"]');
       await tracker.locator('[data-testid="mcp-sign-in"]').click();
+      // The gateway names the authorization server's host before the browser goes there.
+      await page.getByRole('link', { name: `Continue to ${new URL(oauth.url).host}` }).click();
       // The authorization server consents at once and sends the browser to the gateway's callback.
       await page.waitForURL(/\/api\/v1\/mcp\/oauth\/callback/);
       await page.getByText('Signed in to tracker: 1 tool').waitFor();

@@ -7,6 +7,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 interface Grant {
   /** Stays the same across refreshes: tells whose sign-in a token belongs to. */
   family: string;
+  /** Who signed in at this authorization server (its own `provider_user` cookie), when consent is a page. */
+  account?: string;
   scope: string;
   revoked: boolean;
 }
@@ -17,14 +19,20 @@ interface Grant {
  * dynamic registration, authorization code with PKCE S256 (consent given at once), short-lived
  * access tokens, refresh tokens that rotate and whose reuse revokes the whole family, and
  * revocation (RFC 7009). Its MCP tool `whoami` answers which sign-in (family) the caller's token
- * belongs to; every call and refresh is recorded.
+ * belongs to; every call, refresh and code exchange is recorded. With `consent = 'page'` it works
+ * as a provider people are signed in to: `/authorize` shows a page with an Allow link, and the
+ * code it then issues belongs to the account its `provider_user` cookie names.
  */
 export class OAuthMcpServer {
   readonly refreshes: Array<{ at: number; ok: boolean }> = [];
   readonly calls: Array<{ family: string; token: string }> = [];
   readonly registrations: Array<Record<string, unknown>> = [];
   readonly authorizations: Array<Record<string, string>> = [];
-  private readonly codes = new Map<string, { challenge: string; redirectUri: string; clientId: string; scope: string; resource?: string }>();
+  /** Authorization codes redeemed for tokens, by account (`-` without one). */
+  readonly exchanges: string[] = [];
+  /** `at-once`: `/authorize` sends the browser back with a code; `page`: only after the person clicks Allow. */
+  consent: 'at-once' | 'page' = 'at-once';
+  private readonly codes = new Map<string, { challenge: string; redirectUri: string; clientId: string; scope: string; resource?: string; account?: string }>();
   private readonly access = new Map<string, { grant: Grant; expiresAt: number }>();
   private readonly refresh = new Map<string, { grant: Grant; used: boolean }>();
   private server?: Server;
@@ -54,6 +62,12 @@ export class OAuthMcpServer {
   /** Revokes every token of every sign-in, as a person revoking the app at the provider does. */
   revokeAll(): void {
     for (const { grant } of this.access.values()) grant.revoked = true;
+  }
+
+  /** The account that signed in to the sign-in (family) `whoami` named. */
+  accountOf(family: string): string | undefined {
+    for (const { grant } of this.access.values()) if (grant.family === family) return grant.account;
+    return undefined;
   }
 
   /** The sign-in (family) an access token belongs to. */
@@ -88,12 +102,18 @@ export class OAuthMcpServer {
       this.registrations.push(body);
       return json(201, { ...body, client_id: `client-${randomBytes(6).toString('hex')}`, token_endpoint_auth_method: 'none' });
     }
-    if (url.pathname === '/authorize') {
+    if (url.pathname === '/authorize' || url.pathname === '/authorize/allow') {
       const q = Object.fromEntries(url.searchParams);
-      this.authorizations.push(q);
+      if (url.pathname === '/authorize') this.authorizations.push(q);
       if (q.code_challenge_method !== 'S256' || !q.code_challenge || !q.redirect_uri) return json(400, { error: 'invalid_request' });
+      const account = /(?:^|;\s*)provider_user=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+      if (this.consent === 'page' && url.pathname === '/authorize') {
+        const allow = `/authorize/allow${url.search}`.replace(/&/g, '&amp;');
+        res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Consent</title><p>Signed in as ${account ?? 'nobody'}.</p><a href="${allow}">Allow</a>`);
+        return;
+      }
       const code = randomBytes(16).toString('hex');
-      this.codes.set(code, { challenge: q.code_challenge, redirectUri: q.redirect_uri, clientId: q.client_id ?? '', scope: q.scope ?? '', ...(q.resource ? { resource: q.resource } : {}) });
+      this.codes.set(code, { challenge: q.code_challenge, redirectUri: q.redirect_uri, clientId: q.client_id ?? '', scope: q.scope ?? '', ...(q.resource ? { resource: q.resource } : {}), ...(account ? { account } : {}) });
       const back = new URL(q.redirect_uri);
       back.searchParams.set('code', code);
       if (q.state) back.searchParams.set('state', q.state);
@@ -109,7 +129,8 @@ export class OAuthMcpServer {
         if (!code || createHash('sha256').update(verifier).digest('base64url') !== code.challenge || form.get('redirect_uri') !== code.redirectUri) {
           return json(400, { error: 'invalid_grant' });
         }
-        return json(200, this.issue({ family: randomBytes(6).toString('hex'), scope: code.scope, revoked: false }));
+        this.exchanges.push(code.account ?? '-');
+        return json(200, this.issue({ family: randomBytes(6).toString('hex'), scope: code.scope, revoked: false, ...(code.account ? { account: code.account } : {}) }));
       }
       if (form.get('grant_type') === 'refresh_token') {
         const held = this.refresh.get(form.get('refresh_token') ?? '');

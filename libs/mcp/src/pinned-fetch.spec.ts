@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { checkOutboundUrl, type Resolver } from '#core/tools/builtin/net/outbound-guard.js';
 import { startMcpHttpServer, type McpHttpServer } from '#test/support/mcp-http-server.js';
 import { McpConnection, McpUnavailableError, type UrlCheck } from './mcp-connection.js';
+import { pinnedFetch, policyFetch } from './pinned-fetch.js';
 
 /**
  * DNS rebinding against a remote MCP server, all on loopback: "localhost" is the server's name.
@@ -66,4 +67,70 @@ describe('a remote MCP connection is pinned to the address its check approved', 
       }
     });
   }
+});
+
+/**
+ * Redirects towards a loopback port nobody allowlisted: the MCP server's own origin is allowed,
+ * the "internal" service's port is not. Whatever follows the redirect must not open a connection
+ * to it: a pinned transport refuses another origin, a policy fetch checks each hop.
+ */
+describe('a redirect cannot leave the checked origin', () => {
+  let allowed: Server;
+  let internal: Server;
+  let internalConnections: number;
+  let allowedPort: number;
+  let internalPort: number;
+
+  beforeAll(async () => {
+    internalConnections = 0;
+    internal = createServer((_req, res) => res.end('internal'));
+    internal.on('connection', () => internalConnections++);
+    internal.listen(0, '127.0.0.1');
+    await once(internal, 'listening');
+    internalPort = (internal.address() as { port: number }).port;
+    allowed = createServer((req, res) => {
+      if (req.url === '/start') res.writeHead(302, { location: '/next' }).end();
+      else if (req.url === '/next') res.writeHead(307, { location: `http://127.0.0.1:${internalPort}/` }).end();
+      else if (req.url === '/by-name') res.writeHead(302, { location: `http://localhost:${internalPort}/` }).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ landed: req.url, method: req.method }));
+    });
+    allowed.listen(0, '127.0.0.1');
+    await once(allowed, 'listening');
+    allowedPort = (allowed.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    for (const server of [allowed, internal]) {
+      server?.closeAllConnections();
+      await new Promise((resolve) => server?.close(resolve));
+    }
+  });
+
+  const check = (url: string) => checkOutboundUrl(url, { allowlist: [`127.0.0.1:${allowedPort}`] });
+
+  it('policyFetch follows a redirect on the allowed origin and refuses the hop to the other port, which sees no connection', async () => {
+    const fetch = policyFetch(check);
+    const same = await fetch(`http://127.0.0.1:${allowedPort}/to-self`, { method: 'GET' });
+    expect(await same.json()).toEqual({ landed: '/to-self', method: 'GET' });
+    await expect(fetch(`http://127.0.0.1:${allowedPort}/start`, { method: 'POST', body: '{}' })).rejects.toMatchObject({ code: 'refused', message: expect.stringContaining(`port ${internalPort}`) });
+    await expect(fetch(`http://127.0.0.1:${allowedPort}/by-name`)).rejects.toMatchObject({ code: 'refused' });
+    expect(internalConnections).toBe(0);
+  });
+
+  it('policyFetch stops after its hop limit', async () => {
+    await expect(policyFetch(check, 1)(`http://127.0.0.1:${allowedPort}/start`)).rejects.toMatchObject({ code: 'too_many_redirects' });
+    expect(internalConnections).toBe(0);
+  });
+
+  it("a pinned transport's fetch fails on a redirect to another port of the same host, which sees no connection", async () => {
+    const checked = await check(`http://127.0.0.1:${allowedPort}/start`);
+    if (!checked.ok) throw new Error(checked.reason);
+    const pinned = pinnedFetch(checked);
+    try {
+      await expect(pinned.fetch(`http://127.0.0.1:${allowedPort}/start`, { method: 'POST', body: '{}' })).rejects.toThrow();
+      await expect(pinned.fetch(`http://127.0.0.1:${allowedPort}/by-name`)).rejects.toThrow();
+      expect(internalConnections).toBe(0);
+    } finally {
+      await pinned.close();
+    }
+  });
 });

@@ -14,11 +14,13 @@ import { announceMcpConfigChange } from '#transport/mcp-config-changes.js';
 import { writeMcpStatus } from '#transport/mcp-status.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { RedisRefreshLock } from '#transport/redis-refresh-lock.js';
+import { ApiKeyService } from '../auth/api-key.service.js';
 import { consumeTicket, StreamTickets } from '../auth/stream-tickets.service.js';
 import { ApiError } from '../common/api-error.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS, STORE } from '../infra/tokens.js';
 import { McpReleases } from './mcp-releases.service.js';
+import { cookieValue, newSignInBrowser, sameBrowser, signInCookieName } from './sign-in-browser.js';
 
 /** How long a person has between opening the authorize URL and coming back to the callback. */
 const PENDING_SECONDS = 600;
@@ -29,7 +31,20 @@ interface PendingRecord {
   tenant_id: string;
   user_id: string;
   server_name: string;
+  /** The SHA-256 of the secret in the cookie of the browser that opened the authorize URL. */
+  browser_hash: string;
+  /** Whose key opened the authorize URL (the person, or their admin): the sign-in ends with that key. */
+  started_by: { tenant_id: string; user_id: string; role: Caller['role']; key_id?: string };
   pending: PendingSignIn;
+}
+
+/** A started sign-in: where to send the browser, and the cookie that lets only this browser come back. */
+export interface StartedSignIn {
+  /** The authorization server's authorization endpoint, with the request's parameters. */
+  authorizationUrl: URL;
+  server: string;
+  userId: string;
+  cookie: { name: string; value: string; path: string; maxAgeMs: number; secure: boolean };
 }
 
 /** What the callback page says: signed in (and what the check found), or why not. */
@@ -42,8 +57,9 @@ export interface SignInOutcome {
 /**
  * People's sign-ins to their OAuth-protected MCP servers, the gateway's part: an authorize URL
  * that works in the person's browser as it is (a single-use ticket, never the API key), the
- * redirect to the authorization server (state bound to the person, the server and a nonce; the
- * PKCE verifier stays in Redis), the callback that redeems the code and stores the tokens, and
+ * page that names the authorization server before the browser goes there (state bound to the
+ * person, the server, a nonce and that browser's cookie; the PKCE verifier stays in Redis), the
+ * callback that redeems the code and stores the tokens in that browser only, and
  * sign-out (revoked where the server offers RFC 7009, then forgotten). Workers hear of each
  * change and reconnect with the new sign-in.
  */
@@ -58,6 +74,7 @@ export class McpSignIns {
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly tickets: StreamTickets,
+    private readonly keys: ApiKeyService,
     private readonly releases: McpReleases,
   ) {
     this.checkUrl = (url: string) => checkOutboundUrl(url, { allowlist: settings.tools.outboundAllowlist });
@@ -92,10 +109,12 @@ export class McpSignIns {
 
   /**
    * Starts the sign-in: asks the server what it wants (its 401 challenge), discovers its
-   * authorization server, registers or names the client, and answers where to send the browser.
-   * @throws ApiError 401 when the ticket was used already; 404 for a server the person does not have; 502 when discovery fails.
+   * authorization server, registers or names the client, and answers where to send the browser
+   * and the cookie that binds the sign-in to it (see {@link newSignInBrowser}).
+   * @throws ApiError 401 when the ticket was used already; 404 for a server the person does not have;
+   *   502 when discovery fails or the authorization endpoint is not an http(s) URL.
    */
-  async start(caller: Caller, userId: string, name: string, ticket: string | undefined): Promise<string> {
+  async start(caller: Caller, userId: string, name: string, ticket: string | undefined): Promise<StartedSignIn> {
     // The guard accepted the ticket for this path; it opens it once.
     if (ticket !== undefined && !(await consumeTicket(this.redis, ticket))) {
       throw new ApiError(401, 'invalid_stream_ticket', 'This sign-in link was used already: start the sign-in again from the MCP tab');
@@ -104,10 +123,21 @@ export class McpSignIns {
     const state = randomBytes(24).toString('base64url');
     try {
       const challenge = await this.challenge(config);
-      const { authorizationUrl, pending } = await beginSignIn({ serverUrl: config.url!, identity: this.identity(config), state, fetchFn: this.fetchFn, ...challenge, ...(config.oauth?.scope && !challenge.scope ? { scope: config.oauth.scope } : {}) });
-      const record: PendingRecord = { tenant_id: owner.tenantId, user_id: owner.userId, server_name: name, pending };
+      const identity = this.identity(config);
+      const { authorizationUrl, pending } = await beginSignIn({ serverUrl: config.url!, identity, state, fetchFn: this.fetchFn, ...challenge, ...(config.oauth?.scope && !challenge.scope ? { scope: config.oauth.scope } : {}) });
+      // The browser is sent there through a link: a javascript: or data: URL would run on the gateway's page.
+      if (authorizationUrl.protocol !== 'https:' && authorizationUrl.protocol !== 'http:') throw new Error(`its authorization endpoint is not an http(s) URL (${authorizationUrl.protocol})`);
+      const browser = newSignInBrowser();
+      const startedBy = { tenant_id: caller.tenantId, user_id: caller.userId, role: caller.role, ...(caller.keyId ? { key_id: caller.keyId } : {}) };
+      const record: PendingRecord = { tenant_id: owner.tenantId, user_id: owner.userId, server_name: name, browser_hash: browser.hash, started_by: startedBy, pending };
       await this.redis.set(redisKeys.mcpOAuthPending(state), JSON.stringify(record), 'EX', PENDING_SECONDS);
-      return authorizationUrl.toString();
+      const callback = new URL(identity.redirectUrl);
+      return {
+        authorizationUrl,
+        server: name,
+        userId: owner.userId,
+        cookie: { name: signInCookieName(state), value: browser.secret, path: callback.pathname, maxAgeMs: PENDING_SECONDS * 1000, secure: callback.protocol === 'https:' },
+      };
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw new ApiError(502, 'mcp_sign_in_failed', `Could not start the sign-in to ${name}: ${err instanceof Error ? err.message : String(err)}`);
@@ -115,15 +145,41 @@ export class McpSignIns {
   }
 
   /**
-   * The authorization server sent the browser back: redeems the code, stores the tokens for
-   * the person the state names, tells the workers, and checks the server takes them.
+   * The authorization server sent the browser back: in the browser that started the sign-in
+   * only (its cookie), redeems the code, stores the tokens for the person who started it, tells
+   * the workers, and checks the server takes them. Anywhere else nothing is redeemed, and the
+   * sign-in stays open for the browser it belongs to.
+   * @param cookies The callback request's Cookie header.
    */
-  async finish(query: { code?: unknown; state?: unknown; error?: unknown; error_description?: unknown }): Promise<SignInOutcome> {
+  async finish(query: { code?: unknown; state?: unknown; error?: unknown; error_description?: unknown }, cookies: string | undefined): Promise<SignInOutcome & { clearCookie?: { name: string; path: string } }> {
     const state = typeof query.state === 'string' ? query.state : '';
-    const raw = state ? await this.redis.getdel(redisKeys.mcpOAuthPending(state)) : null;
-    if (!raw) return { ok: false, message: 'This sign-in has expired or was finished already. Start it again from the MCP tab.' };
-    const record = JSON.parse(raw) as PendingRecord;
+    const expired: SignInOutcome = { ok: false, message: 'This sign-in has expired or was finished already. Start it again from the MCP tab.' };
+    const key = redisKeys.mcpOAuthPending(state);
+    const seen = state ? await this.redis.get(key) : null;
+    if (!seen) return expired;
+    const cookieName = signInCookieName(state);
+    const started = JSON.parse(seen) as PendingRecord;
+    if (!sameBrowser(cookieValue(cookies, cookieName), started.browser_hash)) {
+      this.logger.warn(`a callback for ${started.user_id}'s sign-in to ${started.server_name} came back to a browser that did not start it: nothing was redeemed`);
+      return {
+        ok: false,
+        message: 'This sign-in was started in another browser, so it cannot finish here and nothing was stored. If you did not start it, someone may have sent you this link: close this page. Otherwise start the sign-in again from the MCP tab in this browser.',
+      };
+    }
+    // Single use: of two callbacks racing with the right cookie, one redeems.
+    const raw = await this.redis.getdel(key);
+    if (raw !== seen) return expired;
+    const finished = await this.redeem(started, query);
+    return { ...finished, clearCookie: { name: cookieName, path: new URL(this.identity().redirectUrl).pathname } };
+  }
+
+  /** Redeems the code of a sign-in that came back to its own browser, for the person who started it while their key is still good. */
+  private async redeem(record: PendingRecord, query: { code?: unknown; error?: unknown; error_description?: unknown }): Promise<SignInOutcome> {
     const name = record.server_name;
+    const by = record.started_by;
+    if (!by || !(await this.keys.isStillValid({ tenantId: by.tenant_id, userId: by.user_id, role: by.role, ...(by.key_id ? { keyId: by.key_id } : {}) }))) {
+      return { ok: false, server: name, message: `The API key that started this sign-in to ${name} is no longer valid, so nothing was stored.` };
+    }
     if (typeof query.error === 'string') {
       return { ok: false, server: name, message: `The authorization server did not sign you in to ${name}: ${query.error}${typeof query.error_description === 'string' ? ` (${query.error_description})` : ''}` };
     }

@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOneOptions } from 'node:dns';
-import { Agent, fetch, type Response } from 'undici';
-import { checkOutboundUrl, toAllowRules, type OutboundPolicy } from './outbound-guard.js';
+import { Agent, buildConnector, fetch, type Response } from 'undici';
+import { checkOutboundUrl, toAllowRules, type OutboundCheck, type OutboundPolicy } from './outbound-guard.js';
 
 export interface GuardedFetchOptions extends OutboundPolicy {
   /** Largest response body accepted, after decompression. Default 5 MiB. */
@@ -63,20 +63,82 @@ const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-encoding', 'accept-langu
  */
 export async function guardedFetch(url: string | URL, init: GuardedRequestInit = {}, options: GuardedFetchOptions = {}): Promise<GuardedResponse> {
   const maxBytes = options.maxBytes ?? GUARDED_FETCH_DEFAULTS.maxBytes;
-  const maxRedirects = options.maxRedirects ?? GUARDED_FETCH_DEFAULTS.maxRedirects;
   const timeout = AbortSignal.timeout(options.timeoutMs ?? GUARDED_FETCH_DEFAULTS.timeoutMs);
   const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
   const policy: OutboundPolicy = { ...options, allowlist: toAllowRules(options.allowlist) };
+  const hop = await fetchCheckedHops(url, { ...init, signal }, {
+    check: (next) => checkOutboundUrl(next, policy, signal),
+    maxRedirects: options.maxRedirects ?? GUARDED_FETCH_DEFAULTS.maxRedirects,
+    timeout,
+  });
+  try {
+    const bytes = await readCapped(hop.response, maxBytes, signal, timeout);
+    const responseHeaders: Record<string, string> = {};
+    hop.response.headers.forEach((value, name) => (responseHeaders[name] = value));
+    return {
+      url: hop.url.href,
+      status: hop.response.status,
+      statusText: hop.response.statusText,
+      headers: responseHeaders,
+      body: bytes,
+      redirects: hop.redirects,
+      text: () => decode(bytes, responseHeaders['content-type']),
+    };
+  } finally {
+    hop.release();
+  }
+}
 
+/** A request body that can be sent again when a 307 or 308 redirect asks for it. */
+export type ReplayableBody = string | Uint8Array | URLSearchParams;
+
+export interface CheckedHopsInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: ReplayableBody;
+  signal?: AbortSignal;
+}
+
+export interface CheckedHopsOptions {
+  /** The outbound policy for one hop: the address to pin, or why not (see {@link checkOutboundUrl}). */
+  check: (url: string) => Promise<OutboundCheck>;
+  /** Redirect hops followed, each one checked again. */
+  maxRedirects: number;
+  /** The request's own deadline, when it has one: failures it caused are reported as timeouts. */
+  timeout?: AbortSignal;
+}
+
+/** The last hop's answer, its body unread: `release` closes its sockets once the body is read. */
+export interface CheckedHops {
+  response: Response;
+  /** The URL that answered, after redirects. */
+  url: URL;
+  redirects: number;
+  release(): void;
+}
+
+/**
+ * The outbound policy on every hop of one request: the first URL and each redirect's target pass
+ * `check`, each hop's sockets connect only to the origin and address its check approved (see
+ * {@link pinnedAgent}), redirects are followed by hand up to `maxRedirects`, and a redirect to
+ * another origin carries only benign headers (see CROSS_ORIGIN_HEADERS). The one way DataAgent
+ * itself follows a redirect it did not choose: `guardedFetch` (fetch_url, http_request) and the
+ * MCP sign-in's fetches (discovery, registration, tokens) both go through it.
+ * @throws OutboundRequestError with code refused, timeout, too_many_redirects, aborted or network.
+ */
+export async function fetchCheckedHops(url: string | URL, init: CheckedHopsInit, options: CheckedHopsOptions): Promise<CheckedHops> {
+  const { signal } = init;
+  const { timeout } = options;
   let current = String(url);
   let method = (init.method ?? 'GET').toUpperCase();
   let body = init.body;
   const headers = { ...(init.headers ?? {}) };
 
   for (let redirects = 0; ; redirects++) {
-    const check = await checkOutboundUrl(current, policy, signal);
+    const check = await options.check(current);
     if (!check.ok) throw checkFailure(check.reason, check.interrupted, timeout);
-    const dispatcher = pinnedAgent(check.address, check.family, 1);
+    const dispatcher = pinnedAgent(check, 1);
+    const release = () => void dispatcher.destroy().catch(() => undefined);
     try {
       const response = await fetch(check.url, { method, headers, body, redirect: 'manual', signal, dispatcher }).catch((err: unknown) => {
         throw translate(err, signal, timeout);
@@ -84,7 +146,8 @@ export async function guardedFetch(url: string | URL, init: GuardedRequestInit =
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
         await response.body?.cancel().catch(() => undefined);
-        if (redirects >= maxRedirects) throw new OutboundRequestError('too_many_redirects', `More than ${maxRedirects} redirects`);
+        release();
+        if (redirects >= options.maxRedirects) throw new OutboundRequestError('too_many_redirects', `More than ${options.maxRedirects} redirects`);
         const next = new URL(location, check.url);
         if (next.origin !== check.url.origin) for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name.toLowerCase())) delete headers[name];
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
@@ -95,36 +158,51 @@ export async function guardedFetch(url: string | URL, init: GuardedRequestInit =
         current = next.href;
         continue;
       }
-      const bytes = await readCapped(response, maxBytes, signal, timeout);
-      const responseHeaders: Record<string, string> = {};
-      response.headers.forEach((value, name) => (responseHeaders[name] = value));
-      return {
-        url: check.url.href,
-        status: response.status,
-        statusText: response.statusText,
-        headers: responseHeaders,
-        body: bytes,
-        redirects,
-        text: () => decode(bytes, responseHeaders['content-type']),
-      };
-    } finally {
-      void dispatcher.destroy().catch(() => undefined);
+      return { response, url: check.url, redirects, release };
+    } catch (err) {
+      release();
+      throw err;
     }
   }
 }
 
+/** Where a pinned agent may connect: the URL the outbound check approved, and the address it approved for it. */
+export interface PinnedTarget {
+  url: URL;
+  address: string;
+  family: 4 | 6;
+}
+
 /**
- * An undici agent whose sockets connect only to the approved address, whatever DNS says now: its
- * lookup answers that address for any host, while TLS still checks the certificate against the
- * URL's host name. Also used for MCP servers, whose connections must stay where they were checked.
+ * An undici agent whose sockets connect only to the approved origin (scheme, host and port of
+ * `target.url`), at the approved address, whatever DNS says now: its lookup answers that address
+ * for the host, while TLS still checks the certificate against the URL's host name. A connection
+ * to any other origin fails before a socket opens, so neither a redirect undici follows by itself
+ * nor an IP literal (which skips the lookup) nor another port on the same host can reach what the
+ * check did not approve. Also used for MCP servers, whose connections must stay where they were checked.
  * @param connections Sockets per origin; unlimited when absent.
  */
-export function pinnedAgent(address: string, family: 4 | 6, connections?: number): Agent {
+export function pinnedAgent(target: PinnedTarget, connections?: number): Agent {
+  const { address, family } = target;
   const lookup = (_host: string, opts: LookupOneOptions & { all?: boolean }, cb: (...args: unknown[]) => void) => {
     if (opts?.all) cb(null, [{ address, family } satisfies LookupAddress]);
     else cb(null, address, family);
   };
-  return new Agent({ connect: { lookup } as never, ...(connections === undefined ? {} : { connections }) });
+  const approved = { protocol: target.url.protocol, hostname: target.url.hostname, port: portOf(target.url.protocol, target.url.port) };
+  const connectPinned = buildConnector({ lookup } as never);
+  const connect: buildConnector.connector = (opts, callback) => {
+    if (opts.protocol !== approved.protocol || opts.hostname !== approved.hostname || portOf(opts.protocol, opts.port) !== approved.port) {
+      const error = new Error(`${opts.protocol}//${opts.hostname}:${portOf(opts.protocol, opts.port)} is not the checked destination ${approved.hostname}:${approved.port}`);
+      queueMicrotask(() => callback(error, null));
+      return;
+    }
+    connectPinned(opts, callback);
+  };
+  return new Agent({ connect, ...(connections === undefined ? {} : { connections }) });
+}
+
+function portOf(protocol: string, port: string | undefined): string {
+  return port || (protocol === 'https:' ? '443' : '80');
 }
 
 async function readCapped(response: Response, maxBytes: number, signal: AbortSignal, timeout: AbortSignal): Promise<Uint8Array> {
@@ -161,16 +239,16 @@ async function readCapped(response: Response, maxBytes: number, signal: AbortSig
 }
 
 /** A failed {@link checkOutboundUrl} as an error: refused, or cut short by DNS, the deadline or a cancel. */
-function checkFailure(reason: string, interrupted: 'timeout' | 'aborted' | undefined, timeout: AbortSignal): OutboundRequestError {
-  if (interrupted === 'timeout' || (interrupted === 'aborted' && timeout.aborted)) return new OutboundRequestError('timeout', `Request timed out: ${reason}`);
+function checkFailure(reason: string, interrupted: 'timeout' | 'aborted' | undefined, timeout: AbortSignal | undefined): OutboundRequestError {
+  if (interrupted === 'timeout' || (interrupted === 'aborted' && timeout?.aborted)) return new OutboundRequestError('timeout', `Request timed out: ${reason}`);
   if (interrupted === 'aborted') return new OutboundRequestError('aborted', `Request aborted: ${reason}`);
   return new OutboundRequestError('refused', `Request refused: ${reason}`);
 }
 
-function translate(err: unknown, signal: AbortSignal, timeout: AbortSignal): OutboundRequestError {
+function translate(err: unknown, signal: AbortSignal | undefined, timeout: AbortSignal | undefined): OutboundRequestError {
   if (err instanceof OutboundRequestError) return err;
-  if (timeout.aborted) return new OutboundRequestError('timeout', 'Request timed out');
-  if (signal.aborted) return new OutboundRequestError('aborted', 'Request aborted');
+  if (timeout?.aborted) return new OutboundRequestError('timeout', 'Request timed out');
+  if (signal?.aborted) return new OutboundRequestError('aborted', 'Request aborted');
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   return new OutboundRequestError('network', `Request failed: ${cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err))}`);
 }
