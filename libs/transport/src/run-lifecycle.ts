@@ -173,8 +173,8 @@ export class RunLifecycle {
    * deadline sweep finds it: the question closes `timeout` by compare-and-set (an answer that
    * came in time wins, and the run continues with it), the job is removed (a worker that took
    * it already reads the question closed and ends the run `timeout` itself), then the open call's
-   * `tool_result{timeout}`, `done{cancelled, reason: timeout}`, the row, the archive and the
-   * tenant slot, as a cancel of a parked run does. No worker is needed.
+   * `tool_result{timeout}`, the row, the tenant slot, `done{cancelled, reason: timeout}` and the
+   * archive, as a cancel of a parked run does. No worker is needed.
    */
   async expire(run: RunRef): Promise<ExpireOutcome> {
     const { log } = this.deps;
@@ -188,13 +188,15 @@ export class RunLifecycle {
     if (!(await queue.removeWaiting(runId))) return 'running';
     const envelope = { sessionId, runId };
     if (parked.toolCallId) await log.append(new ToolResultEvent(envelope, parked.toolCallId, { error: TIMED_OUT_MESSAGE }, 'timeout').toDict(), undefined, true);
-    const ended = await log.append(new DoneEvent(envelope, true, 'timeout').toDict());
-    if (ended.status === 'sealed') return 'not_parked';
+    // The row and the slot before the done goes out, as a worker's end does: a client that reads
+    // the run, or sends its next chat, on the done finds it ended and is admitted.
     const store = this.need('store');
     await store.runs.markFinished(runId, move(runId, 'waiting', 'timeout') as FinalRunState, TIMED_OUT_MESSAGE);
+    await this.releaseSlot(run);
+    const ended = await log.append(new DoneEvent(envelope, true, 'timeout').toDict());
+    if (ended.status === 'sealed') return 'not_parked';
     // No worker archives the end of this run: its log goes to the archive here.
     await store.events.appendBatch(runId, await log.range(runId, 0));
-    await this.releaseSlot(run);
     return 'ended';
   }
 
