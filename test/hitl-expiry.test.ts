@@ -10,7 +10,7 @@ import { RunQueue } from '#transport/run-queue.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { mysqlSettings } from './support/databases.js';
 import { EventCollector, runEvent, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
-import { TEST_API_KEY, TestSystem } from './support/system.js';
+import { TEST_API_KEY, TEST_API_KEYS, TestSystem } from './support/system.js';
 
 /**
  * Expiries that expire (red team): a question nobody answered by its deadline ends its run,
@@ -123,9 +123,8 @@ describe('a decision after its deadline, with every worker killed', () => {
           return { status: res.status, error_code: res.body?.error?.code };
         },
       };
-      const answers: Record<string, DoorAnswer> = {};
-      for (const [door, decide] of Object.entries(doors)) answers[door] = await decide();
-      expect(answers).toEqual(Object.fromEntries(Object.keys(doors).map((door) => [door, { status: 409, error_code: 'timeout' }])));
+      // One door after the other, each judged at once: a door that took the approval would go on to run the tool.
+      for (const [door, decide] of Object.entries(doors)) expect({ door, ...(await decide()) }).toEqual({ door, status: 409, error_code: 'timeout' });
 
       // With no worker alive, the run still ends at its deadline: timeout, its call closed timeout, one done.
       const done = await events.done(ack.run_id, 15_000);
@@ -158,13 +157,21 @@ describe('a decision after its deadline, with every worker killed', () => {
 
 describe('parked runs expire on time with workers alive', () => {
   const RUNS = 100;
+  /** The worker's slots: all of them taken by another tenant's long runs while the parked runs' deadlines pass. */
+  const SLOTS = 8;
+  const CAROL_KEY = 'test-key-carol';
   let system: TestSystem;
   let redis: Redis;
 
   beforeAll(async () => {
     system = await TestSystem.start({
-      workers: [{ DATAAGENT_WORKER_CONCURRENCY: '20' }],
-      env: { DATAAGENT_HITL_TIMEOUT: '5', DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: String(RUNS), DATAAGENT_CLIENT_MESSAGES_PER_SECOND: '500' },
+      workers: [{ DATAAGENT_WORKER_CONCURRENCY: String(SLOTS) }],
+      env: {
+        DATAAGENT_HITL_TIMEOUT: '5',
+        DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: String(RUNS),
+        DATAAGENT_CLIENT_MESSAGES_PER_SECOND: '500',
+        DATAAGENT_API_KEYS: `${TEST_API_KEYS},${CAROL_KEY}:globex:carol`,
+      },
     });
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { maxRetriesPerRequest: null });
   });
@@ -176,6 +183,8 @@ describe('parked runs expire on time with workers alive', () => {
   it(`${RUNS} parked runs each end timeout within 5 s of their deadline, and give their tenant's slots back`, async () => {
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
+    const carol = await connectChat(system.url, CAROL_KEY);
+    const carolEvents = new EventCollector(carol);
     const store = await createConversationStore('mysql', { ...mysqlSettings(system.env), poolSize: 2 } as MysqlConfig);
     try {
       const acks = await Promise.all(Array.from({ length: RUNS }, (_, i) => sendChat(socket, { message: write(`files/parked-${i}.txt`) })));
@@ -184,8 +193,11 @@ describe('parked runs expire on time with workers alive', () => {
       // The tenant is at its limit while they wait: the runs hold real slots.
       const refused = await sendChat(socket, { message: 'one too many' });
       expect(refused).toMatchObject({ ok: false, error_code: 'tenant_run_limit' });
+      // Workers alive, but busy: another tenant's runs take every worker slot while the deadlines pass.
+      const carols = await Promise.all(Array.from({ length: SLOTS }, () => sendChat(carol, { message: '[[chunks:1]] [[hang]]' })));
+      await Promise.all(carols.map((c) => carolEvents.next(runEvent(c.run_id, 'run_started'), 30_000)));
 
-      const dones = await Promise.all(acks.map((a) => events.done(a.run_id, 60_000)));
+      const dones = await Promise.all(acks.map((a) => events.done(a.run_id, 30_000)));
       const late = dones.map((done, i) => Date.parse(done.timestamp) - Date.parse(requests[i]!.expires_at ?? ''));
       // Measured from each run's own done against its own deadline: never before it, at most 5 s after.
       expect(late.filter((ms) => ms < 0 || ms > 5_000)).toEqual([]);
@@ -201,10 +213,13 @@ describe('parked runs expire on time with workers alive', () => {
       expect(await redis.zcard(redisKeys.tenantRuns('acme'))).toBe(0);
       const next = await sendChat(socket, { message: '[[chunks:2]] after the expiries' });
       expect({ ok: next.ok, error_code: next.error_code }).toEqual({ ok: true, error_code: undefined });
+      // Carol's runs stop; the worker then runs alice's chat.
+      for (const c of carols) expect(await sendMessage(carol, 'cancel', { session_id: c.session_id })).toMatchObject({ ok: true, cancelled: true });
       expect((await events.done(next.run_id, 30_000)).cancelled).toBe(false);
       expect(acks.filter((_, i) => existsSync(join(system.dataDir, 'workspaces', 'acme', 'alice', `files/parked-${i}.txt`)))).toEqual([]);
     } finally {
       socket.disconnect();
+      carol.disconnect();
       await store.close();
     }
   });
