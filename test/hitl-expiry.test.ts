@@ -10,7 +10,7 @@ import { RunQueue } from '#transport/run-queue.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
 import { mysqlSettings } from './support/databases.js';
 import { EventCollector, runEvent, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
-import { TEST_API_KEY, TEST_API_KEYS, TestSystem } from './support/system.js';
+import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 /**
  * Expiries that expire (red team): a question nobody answered by its deadline ends its run,
@@ -159,6 +159,8 @@ describe('parked runs expire on time with workers alive', () => {
   const RUNS = 100;
   /** The worker's slots: all of them taken by another tenant's long runs while the parked runs' deadlines pass. */
   const SLOTS = 8;
+  // Tenants of their own: the tenants' run slots live in Redis, shared with the system above.
+  const DAVE_KEY = 'test-key-dave';
   const CAROL_KEY = 'test-key-carol';
   let system: TestSystem;
   let redis: Redis;
@@ -170,7 +172,7 @@ describe('parked runs expire on time with workers alive', () => {
         DATAAGENT_HITL_TIMEOUT: '5',
         DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: String(RUNS),
         DATAAGENT_CLIENT_MESSAGES_PER_SECOND: '500',
-        DATAAGENT_API_KEYS: `${TEST_API_KEYS},${CAROL_KEY}:globex:carol`,
+        DATAAGENT_API_KEYS: `${DAVE_KEY}:initech:dave,${CAROL_KEY}:globex:carol`,
       },
     });
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { maxRetriesPerRequest: null });
@@ -181,7 +183,7 @@ describe('parked runs expire on time with workers alive', () => {
   });
 
   it(`${RUNS} parked runs each end timeout within 5 s of their deadline, and give their tenant's slots back`, async () => {
-    const socket = await connectChat(system.url, TEST_API_KEY);
+    const socket = await connectChat(system.url, DAVE_KEY);
     const events = new EventCollector(socket);
     const carol = await connectChat(system.url, CAROL_KEY);
     const carolEvents = new EventCollector(carol);
@@ -210,13 +212,13 @@ describe('parked runs expire on time with workers alive', () => {
       const rows = await Promise.all(acks.map((a) => store.runs.get(a.run_id)));
       expect(rows.map((r) => r?.status)).toEqual(acks.map(() => 'timeout'));
       // Every slot is back: the tenant holds none, and its next chat is admitted right away.
-      expect(await redis.zcard(redisKeys.tenantRuns('acme'))).toBe(0);
+      expect(await redis.zcard(redisKeys.tenantRuns('initech'))).toBe(0);
       const next = await sendChat(socket, { message: '[[chunks:2]] after the expiries' });
       expect({ ok: next.ok, error_code: next.error_code }).toEqual({ ok: true, error_code: undefined });
-      // Carol's runs stop; the worker then runs alice's chat.
+      // Carol's runs stop; the worker then runs dave's chat.
       for (const c of carols) expect(await sendMessage(carol, 'cancel', { session_id: c.session_id })).toMatchObject({ ok: true, cancelled: true });
       expect((await events.done(next.run_id, 30_000)).cancelled).toBe(false);
-      expect(acks.filter((_, i) => existsSync(join(system.dataDir, 'workspaces', 'acme', 'alice', `files/parked-${i}.txt`)))).toEqual([]);
+      expect(acks.filter((_, i) => existsSync(join(system.dataDir, 'workspaces', 'initech', 'dave', `files/parked-${i}.txt`)))).toEqual([]);
     } finally {
       socket.disconnect();
       carol.disconnect();
