@@ -92,7 +92,7 @@ export class WorkerModule implements OnApplicationShutdown {
           provide: RunLifecycle,
           inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
           useFactory: (log: RunEventLog, relay: RunEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
-            new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis), durable, databaseUnavailable: isDatabaseUnavailable, logger }),
+            new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis, settings.redis.queueName), durable, databaseUnavailable: isDatabaseUnavailable, logger }),
         },
         {
           provide: EventArchiver,

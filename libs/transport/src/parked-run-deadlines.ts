@@ -36,13 +36,17 @@ export interface DueParkedRun {
 }
 
 /**
- * The deadlines of parked runs' questions, one sorted set shared by every process (run →
- * `expires_at`, epoch ms). A parked run holds no worker and so no timer: this set is what
- * makes its expiry fire on time, swept by whichever gateway or worker holds the sweep lease,
- * with workers up or all of them down.
+ * The deadlines of a queue's parked runs' questions, one sorted set shared by every process of
+ * that queue (run → `expires_at`, epoch ms). A parked run holds no worker and so no timer: this
+ * set is what makes its expiry fire on time, swept by whichever gateway or worker holds the
+ * sweep lease, with workers up or all of them down.
  */
 export class ParkedRunDeadlines {
-  constructor(private readonly redis: RedisClient) {
+  private readonly key: string;
+
+  /** @param queueName The run queue (DATAAGENT_QUEUE_NAME) whose parked runs these are. */
+  constructor(private readonly redis: RedisClient, private readonly queueName: string) {
+    this.key = redisKeys.parkedRunDeadlines(queueName);
     if (!(redis as unknown as { parkedRunsDue?: unknown }).parkedRunsDue) {
       redis.defineCommand('parkedRunsDue', { numberOfKeys: 1, lua: DUE_SCRIPT });
       redis.defineCommand('parkedRunsForget', { numberOfKeys: 1, lua: FORGET_SCRIPT });
@@ -51,13 +55,13 @@ export class ParkedRunDeadlines {
 
   /** Enters (or moves) a parked run's deadline. */
   async add(run: ParkedRunRef, deadline: number): Promise<void> {
-    await this.redis.zadd(redisKeys.parkedRunDeadlines, deadline, memberOf(run));
+    await this.redis.zadd(this.key, deadline, memberOf(run));
   }
 
   /** Up to `limit` runs whose deadline has passed, by Redis's clock; oldest first. */
   async due(limit: number): Promise<DueParkedRun[]> {
     const due = (this.redis as unknown as { parkedRunsDue: DueCommand }).parkedRunsDue.bind(this.redis);
-    const flat = await due(redisKeys.parkedRunDeadlines, limit);
+    const flat = await due(this.key, limit);
     const entries: DueParkedRun[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const run = refOf(flat[i]!);
@@ -69,7 +73,7 @@ export class ParkedRunDeadlines {
   /** Removes a run's entry, unless it was entered again with another deadline since the sweep read it. */
   async forget(entry: DueParkedRun): Promise<void> {
     const forget = (this.redis as unknown as { parkedRunsForget: ForgetCommand }).parkedRunsForget.bind(this.redis);
-    await forget(redisKeys.parkedRunDeadlines, memberOf(entry.run), entry.deadline);
+    await forget(this.key, memberOf(entry.run), entry.deadline);
   }
 
   /**
@@ -78,7 +82,7 @@ export class ParkedRunDeadlines {
    */
   async lease(ttlMs: number): Promise<(() => Promise<void>) | null> {
     const token = randomUUID();
-    const key = redisKeys.parkedRunSweepLease;
+    const key = redisKeys.parkedRunSweepLease(this.queueName);
     if ((await this.redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return null;
     return async () => {
       await this.redis.eval(RELEASE_SCRIPT, 1, key, token);

@@ -86,7 +86,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     }, worker.reaperIntervalMs);
     this.reaperTimer.unref();
     // Parked runs' questions expire on time: every worker (and gateway) sweeps their deadlines, one at a time.
-    this.expiry = new ParkedRunExpiry({ deadlines: new ParkedRunDeadlines(this.redis), lifecycle: this.lifecycle, logger: this.logger });
+    this.expiry = new ParkedRunExpiry({ deadlines: new ParkedRunDeadlines(this.redis, redis.queueName), lifecycle: this.lifecycle, logger: this.logger });
     this.expiry.start();
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');
   }
