@@ -64,12 +64,16 @@ export class ParkedRunExpiry {
     }
   }
 
-  /** Expires one run; its entry goes once the run is dealt with (an error leaves it for the next sweep). */
+  /**
+   * Expires one run; its entry goes once the run is dealt with. An error, or a job a worker
+   * holds (it may be a run still parking, whose job is not delayed yet), leaves the entry for the
+   * next sweep, which finds the run parked and ends it, or taken and no longer parked.
+   */
   private async expire(entry: DueParkedRun): Promise<ExpireOutcome | null> {
     const { deadlines, lifecycle, logger } = this.deps;
     try {
       const outcome = await lifecycle.expire(entry.run);
-      await deadlines.forget(entry);
+      if (outcome !== 'running') await deadlines.forget(entry);
       if (outcome === 'ended') logger.info({ run_id: entry.run.runId, deadline: new Date(entry.deadline).toISOString() }, 'parked run expired unanswered');
       return outcome;
     } catch (err) {
