@@ -89,7 +89,7 @@ describe('races around a session', () => {
       const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       await events.done(ack.run_id);
       const timedOut = await api(system.url, 'POST', `/hitl/${request.request_id}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
-      expect({ status: timedOut.status, code: timedOut.body.error_code }).toEqual({ status: 409, code: 'hitl_already_decided' });
+      expect({ status: timedOut.status, code: timedOut.body.error_code }).toEqual({ status: 409, code: 'timeout' });
       const key = redisKeys.hitlRequest(request.request_id);
       const deadline = Date.now() + 15_000;
       while ((await redis.exists(key)) === 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

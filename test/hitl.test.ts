@@ -133,17 +133,17 @@ describe('human in the loop: timeout', () => {
     rmSync(workspaces, { recursive: true, force: true });
   });
 
-  it('counts no decision in time as reject, and a late decision is refused', async () => {
+  it('ends the run timeout when nobody decides in time, and a late decision is refused', async () => {
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
     try {
       const ack = await sendChat(socket, { message: write('files/late.txt') });
       const request = await events.next(runEvent(ack.run_id, 'hitl_request'));
       const done = await events.done(ack.run_id);
-      expect(done.cancelled).toBe(true);
-      expect(events.ofRun(ack.run_id).find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'rejected' });
+      expect(done).toMatchObject({ cancelled: true, reason: 'timeout' });
+      expect(events.ofRun(ack.run_id).find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'timeout' });
       const late = await api(system.url, 'POST', `/hitl/${request.request_id}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
-      expect(late.status).toBe(409);
+      expect({ status: late.status, code: late.body.error_code }).toEqual({ status: 409, code: 'timeout' });
       expect(late.body.details.status).toBe('timeout');
       expect(existsSync(join(workspaces, 'alice', 'files/late.txt'))).toBe(false);
     } finally {

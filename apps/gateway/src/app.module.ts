@@ -15,6 +15,7 @@ import { WsChatServer } from './chat/ws-chat.server.js';
 import { ControlService } from './control/control.service.js';
 import { ElicitationController } from './control/elicitation.controller.js';
 import { HitlController } from './control/hitl.controller.js';
+import { ParkedRunExpiryService } from './control/parked-run-expiry.service.js';
 import { HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
@@ -66,6 +67,7 @@ export class AppModule {
         SessionCleanup,
         ChatService,
         ControlService,
+        ParkedRunExpiryService,
         UserSockets,
         ChatSocketGateway,
         WsChatServer,

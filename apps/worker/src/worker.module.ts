@@ -15,6 +15,7 @@ import { RunEventLog } from '#transport/run-event-log.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
 import { RunEventRelay } from '#transport/run-event-relay.js';
 import { RunLedger } from '#transport/run-ledger.js';
+import { ParkedRunDeadlines } from '#transport/parked-run-deadlines.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { isDatabaseUnavailable } from '#persistence/connection-errors.js';
@@ -91,7 +92,7 @@ export class WorkerModule implements OnApplicationShutdown {
           provide: RunLifecycle,
           inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
           useFactory: (log: RunEventLog, relay: RunEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
-            new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, durable, databaseUnavailable: isDatabaseUnavailable, logger }),
+            new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis, settings.redis.queueName), durable, databaseUnavailable: isDatabaseUnavailable, logger }),
         },
         {
           provide: EventArchiver,

@@ -40,6 +40,24 @@ describe('HitlRequests (Redis)', () => {
     expect(await requests.get(r.requestId)).toEqual({ ...r, status: 'approve', message: 'go' });
   });
 
+  it('refuses an owner’s decision once Redis’s clock has passed the deadline, and leaves the request for its expiry to close', async () => {
+    const [seconds, micros] = await redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    // A deadline just gone by Redis's clock, whatever this process's clock says.
+    const late = { ...request(), expiresAt: now - 1 };
+    await requests.open(late);
+    expect(await requests.decide(late.requestId, owner, 'approve', 'too late')).toEqual({ outcome: 'expired' });
+    expect(await requests.decide(late.requestId, owner, 'approve', 'again')).toEqual({ outcome: 'expired' });
+    expect((await requests.get(late.requestId))?.status).toBe('pending');
+    // The system still closes it, and the owner then reads the timeout.
+    expect((await requests.decide(late.requestId, null, 'timeout', 'No decision in time')).outcome).toBe('ok');
+    expect(await requests.decide(late.requestId, owner, 'approve')).toEqual({ outcome: 'decided:timeout' });
+    // A deadline still ahead takes the decision.
+    const inTime = { ...request(), expiresAt: now + 60_000 };
+    await requests.open(inTime);
+    expect((await requests.decide(inTime.requestId, owner, 'approve')).outcome).toBe('ok');
+  });
+
   it('refuses another user or tenant as if the request did not exist, and leaves it pending', async () => {
     const r = request();
     await requests.open(r);

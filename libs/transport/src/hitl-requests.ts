@@ -19,23 +19,34 @@ export interface HitlRecord {
 }
 
 /**
- * Compare-and-set of a pending request: only its owner may decide, and only once.
- * Returns {'ok', run_id, session_id}, {'missing'} (unknown, expired or another user's), or
+ * Compare-and-set of a pending request: only its owner may decide, only once, and only before
+ * its deadline. Returns {'ok', run_id, session_id}, {'missing'} (unknown, expired or another
+ * user's), {'expired'} (an owner's decision after `expires_at`: refused, and the request stays
+ * for its expiry to close `timeout`, so a late approval can never be applied), or
  * {'decided:<status>'}: the run is read in the same step, so a record that expires right
- * after the decision cannot leave the caller without it.
+ * after the decision cannot leave the caller without it. The deadline is compared with Redis's
+ * own clock (TIME), so no gateway's clock decides whether a decision came in time. The system
+ * (ARGV[1] '*': a timeout, a cancel) decides whatever the time.
  */
 const DECIDE_SCRIPT = `
-local owner = redis.call('HMGET', KEYS[1], 'tenant_id', 'user_id', 'status', 'run_id', 'session_id')
+local owner = redis.call('HMGET', KEYS[1], 'tenant_id', 'user_id', 'status', 'run_id', 'session_id', 'expires_at')
 if not owner[3] or not owner[4] then return {'missing'} end
 if ARGV[1] ~= '*' and (owner[1] ~= ARGV[1] or owner[2] ~= ARGV[2]) then return {'missing'} end
 if owner[3] ~= 'pending' then return {'decided:' .. owner[3]} end
+if ARGV[1] ~= '*' and owner[6] then
+  local now = redis.call('TIME')
+  if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) >= tonumber(owner[6]) then return {'expired'} end
+end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'message', ARGV[4])
 return {'ok', owner[4], owner[5]}
 `;
 
+/** What a request that expired unanswered tells the model. */
+export const TIMED_OUT_MESSAGE = 'No decision in time';
+
 type DecideCommand = (key: string, tenant: string, user: string, status: string, message: string) => Promise<string[]>;
 
-/** What a decision did: `ok` names the request's run; otherwise `missing` or `decided:<status>`. */
+/** What a decision did: `ok` names the request's run; otherwise `missing`, `expired` (it came after the deadline) or `decided:<status>`. */
 export type DecideOutcome = { outcome: 'ok'; runId: string; sessionId: string } | { outcome: string; runId?: undefined; sessionId?: undefined };
 
 /** HITL requests in Redis: the durable record behind every decision message. */
@@ -85,8 +96,9 @@ export class HitlRequests {
   }
 
   /**
-   * Decides a pending request for its owner (`owner` null: the system, e.g. a timeout).
-   * @returns `ok` with the request's run, `missing`, or `decided:<status>`.
+   * Decides a pending request for its owner (`owner` null: the system, e.g. a timeout). An
+   * owner's decision after the request's deadline is refused (`expired`).
+   * @returns `ok` with the request's run, `missing`, `expired`, or `decided:<status>`.
    */
   async decide(requestId: string, owner: { tenantId: string; userId: string } | null, status: Exclude<HitlStatus, 'pending'>, message = ''): Promise<DecideOutcome> {
     const decide = (this.redis as unknown as { hitlDecide: DecideCommand }).hitlDecide.bind(this.redis);

@@ -21,6 +21,15 @@ export const redisKeys = {
   runParked: (runId: string) => `da:run:{${runId}}:parked`,
   /** One worker sweeps for runs nobody holds at a time: this lease says which. */
   reaperLock: 'da:reaper:lock',
+  /**
+   * A queue's parked runs by the deadline of the question each waits on: a sorted set of JSON
+   * `[run_id, session_id, tenant_id]` → `expires_at` (ms). Per queue, as its jobs are: only the
+   * processes of that queue can remove a run's job. Used alone (no script touches it with a
+   * run's keys).
+   */
+  parkedRunDeadlines: (queueName: string) => `da:queue:{${queueName}}:parked-deadlines`,
+  /** One gateway or worker of a queue sweeps its parked runs' deadlines at a time: this lease says which. */
+  parkedRunSweepLease: (queueName: string) => `da:queue:{${queueName}}:parked-sweep-lease`,
   /** One worker archives idle workspaces of a root at a time, once an interval: the lease per root (a hash of its template). */
   workspaceArchiveLease: (rootScope: string) => `da:workspace-archive:${rootScope}:lease`,
   /** An OpenAI-compatible request's Idempotency-Key, per caller (the key hashed): JSON {body, run_id?, session_id?}. */

@@ -154,6 +154,54 @@ describe('RunLifecycle', () => {
     expect(slotHeld()).toBe(false);
   });
 
+  it('waiting → timeout: the expiry closes the question, ends the open call timeout, frees the slot before the done, and archives it, with no worker', async () => {
+    const { backend, store, lifecycle, events, status, slotHeld, take } = await setUp();
+    const epoch = await take();
+    await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
+    await lifecycle.park(RUN, epoch, WAIT, 1);
+    backend.jobs.get('r')!.state = 'delayed';
+    const order: string[] = [];
+    const append = backend.log.append.bind(backend.log);
+    backend.log.append = async (event, ...rest) => (order.push(`${event.event_type}:slot=${slotHeld()}`), append(event, ...rest));
+    expect(await lifecycle.expire(RUN)).toBe('ended');
+    expect(events()).toEqual([['run_queued', 1], ['tool_result', 2], ['done', 3]]);
+    expect(order).toEqual(['tool_result:slot=true', 'done:slot=false']);
+    expect(backend.eventsOf('r')[1]).toMatchObject({ tool_call_id: 'c1', status: 'timeout' });
+    expect(backend.eventsOf('r')[2]).toMatchObject({ cancelled: true, reason: 'timeout' });
+    expect((await backend.hitl.get('q'))?.status).toBe('timeout');
+    expect(await status()).toBe('timeout');
+    expect((await store.events.list('r', 0)).length).toBe(3);
+    expect(await backend.queue.jobState('r')).toBe('unknown');
+    // A second sweep of the same entry, or a cancel after it, changes nothing.
+    expect(await lifecycle.expire(RUN)).toBe('not_parked');
+    expect(await lifecycle.cancel(RUN)).toBe('finished');
+    expect(events()).toHaveLength(3);
+  });
+
+  it('an answer that came in time wins over the expiry: the run stays parked for the worker that continues it', async () => {
+    const { backend, lifecycle, events, status, slotHeld, take } = await setUp();
+    const epoch = await take();
+    await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
+    await lifecycle.park(RUN, epoch, WAIT, 1);
+    backend.jobs.get('r')!.state = 'delayed';
+    await backend.hitl.decide('q', { tenantId: 't', userId: 'u' }, 'approve');
+    expect(await lifecycle.expire(RUN)).toBe('answered');
+    expect(events()).toEqual([['run_queued', 1]]);
+    expect(await status()).toBe('waiting');
+    expect(slotHeld()).toBe(true);
+  });
+
+  it('an expiry that finds the job taken by a worker leaves the end to it: the question is closed timeout for it to read', async () => {
+    const { backend, lifecycle, events, take } = await setUp();
+    const epoch = await take();
+    await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
+    await lifecycle.park(RUN, epoch, WAIT, 1);
+    expect(backend.jobs.get('r')!.state).toBe('active');
+    expect(await lifecycle.expire(RUN)).toBe('running');
+    expect(events()).toEqual([['run_queued', 1]]);
+    expect((await backend.hitl.get('q'))?.status).toBe('timeout');
+  });
+
   it('→ lost: the reaper ends a run nobody holds with error{run_lost} and its done, archives it and frees its slot', async () => {
     const { store, backend, lifecycle, events, status, slotHeld } = await setUp();
     backend.jobs.delete('r');

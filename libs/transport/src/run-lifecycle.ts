@@ -3,7 +3,8 @@ import type { ParkedWait } from '#core/engine/run-journal.js';
 import { move, type FinalRunState } from '#core/session/run-state.js';
 import type { ConversationStore, NewMessage, RunFinish, RunRecord } from '#core/session/session-store.js';
 import { GroupCommit } from '#core/util/group-commit.js';
-import type { HitlRequests } from './hitl-requests.js';
+import { TIMED_OUT_MESSAGE, type HitlRequests } from './hitl-requests.js';
+import type { ParkedRunDeadlines } from './parked-run-deadlines.js';
 import type { AppendResult, RunEventLog, RunOwner } from './run-event-log.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunJobData, RunQueue } from './run-queue.js';
@@ -15,6 +16,13 @@ const RECHECK_MS = 2_000;
 
 /** What a cancel found: the run had ended already; was held by no worker (queued or parked) and is ended now; or is running on a worker. */
 export type CancelOutcome = 'finished' | 'ended_queued' | 'running';
+
+/**
+ * What the expiry of a parked run's question found: it ended the run here (`timeout`); the run
+ * is not parked (continued, or ended); its question was answered (or cancelled) in time; or a
+ * worker had taken the run, which reads the question closed and ends the run `timeout` itself.
+ */
+export type ExpireOutcome = 'ended' | 'not_parked' | 'answered' | 'running';
 
 /** A run as the lifecycle needs to know it. */
 export interface RunRef {
@@ -56,8 +64,10 @@ export interface RunLifecycleDeps {
   slots?: TenantRunSlots;
   /** Parked runs' waits, and the epoch that fences off a worker that still believes it holds a lost run. */
   ledger?: RunLedger;
-  /** The approvals a cancelled parked run leaves: decided `cancelled`. */
+  /** The approvals a cancelled parked run leaves: decided `cancelled`; an expired one's: `timeout`. */
   hitl?: HitlRequests;
+  /** Parked runs' deadlines: a run that parks enters its question's here, and a sweep expires it on time. */
+  deadlines?: ParkedRunDeadlines;
   /** The final rows of a worker's runs go through it (a database outage does not hold the done back). */
   durable?: DurableWrites;
   /** Whether a store error means the database could not be reached (such a write is kept for later, not failed). */
@@ -143,8 +153,9 @@ export class RunLifecycle {
     if (!removed) return 'running';
     const parked = await ledger?.parkedOf(runId);
     if (parked) {
-      await hitl?.decide(parked.requestId, null, 'cancelled').catch(() => undefined);
-      if (parked.toolCallId) await log.append(new ToolResultEvent({ sessionId, runId }, parked.toolCallId, { error: 'Cancelled' }, 'cancelled').toDict(), undefined, true);
+      const closed = await hitl?.decide(parked.requestId, null, 'cancelled').catch(() => undefined);
+      // Its expiry closed the question first: the expiry closes the open call (once), and whichever done lands first ends the run.
+      if (parked.toolCallId && closed?.outcome !== 'decided:timeout') await log.append(new ToolResultEvent({ sessionId, runId }, parked.toolCallId, { error: 'Cancelled' }, 'cancelled').toDict(), undefined, true);
     }
     // Its done is appended here, unless the run ended meanwhile (then that done stands).
     const ended = await log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
@@ -155,6 +166,38 @@ export class RunLifecycle {
     await store.events.appendBatch(runId, await log.range(runId, 0));
     await this.releaseSlot(run);
     return 'ended_queued';
+  }
+
+  /**
+   * Ends a parked run whose question's deadline has passed (waiting → timeout), where the
+   * deadline sweep finds it: the question closes `timeout` by compare-and-set (an answer that
+   * came in time wins, and the run continues with it), the job is removed (a worker that took
+   * it already reads the question closed and ends the run `timeout` itself), then the open call's
+   * `tool_result{timeout}`, the row, the tenant slot, `done{cancelled, reason: timeout}` and the
+   * archive, as a cancel of a parked run does. No worker is needed.
+   */
+  async expire(run: RunRef): Promise<ExpireOutcome> {
+    const { log } = this.deps;
+    const [ledger, hitl, queue] = [this.need('ledger'), this.need('hitl'), this.need('queue')];
+    const { runId, sessionId } = run;
+    const parked = await ledger.parkedOf(runId);
+    if (!parked || (await log.isSealed(runId))) return 'not_parked';
+    const closed = await hitl.decide(parked.requestId, null, 'timeout', TIMED_OUT_MESSAGE);
+    // `missing`: the record outlived its TTL; the deadline stands all the same.
+    if (closed.outcome !== 'ok' && closed.outcome !== 'decided:timeout' && closed.outcome !== 'missing') return 'answered';
+    if (!(await queue.removeWaiting(runId))) return 'running';
+    const envelope = { sessionId, runId };
+    if (parked.toolCallId) await log.append(new ToolResultEvent(envelope, parked.toolCallId, { error: TIMED_OUT_MESSAGE }, 'timeout').toDict(), undefined, true);
+    // The row and the slot before the done goes out, as a worker's end does: a client that reads
+    // the run, or sends its next chat, on the done finds it ended and is admitted.
+    const store = this.need('store');
+    await store.runs.markFinished(runId, move(runId, 'waiting', 'timeout') as FinalRunState, TIMED_OUT_MESSAGE);
+    await this.releaseSlot(run);
+    const ended = await log.append(new DoneEvent(envelope, true, 'timeout').toDict());
+    if (ended.status === 'sealed') return 'not_parked';
+    // No worker archives the end of this run: its log goes to the archive here.
+    await store.events.appendBatch(runId, await log.range(runId, 0));
+    return 'ended';
   }
 
   /**
@@ -210,13 +253,15 @@ export class RunLifecycle {
 
   /**
    * A run waits for a person (running → waiting): its wait is kept in the ledger, fenced by the
-   * worker's epoch, and its row says waiting. The worker then gives its job back to the queue,
-   * delayed until the wait expires, and calls {@link parked}.
+   * worker's epoch, its question's deadline is entered for the expiry sweep, and its row says
+   * waiting. The worker then gives its job back to the queue, delayed until the wait expires,
+   * and calls {@link parked}.
    * @param seq the last event the run sent before parking.
    * @throws RunFencedError when another worker owns the run.
    */
   async park(run: RunRef, epoch: number, wait: ParkedWait, seq: number): Promise<void> {
     await this.need('ledger').park(run.runId, epoch, { ...wait, seq });
+    await this.deps.deadlines?.add(run, wait.until);
     await this.deps.store?.runs.markWaiting(run.runId).catch((err: unknown) => this.deps.logger?.warn({ run_id: run.runId, err }, "could not mark the run's row waiting"));
   }
 
@@ -260,7 +305,9 @@ export class RunLifecycle {
     await this.releaseSlot(run);
     const envelope = { sessionId: run.sessionId, runId: run.runId };
     if (end.closeCall) await log.append(new ToolResultEvent(envelope, end.closeCall, { error: 'Cancelled' }, 'cancelled').toDict(), epoch, true);
-    return log.append(new DoneEvent(envelope, end.status === 'cancelled', end.status === 'cancelled' ? (end.reason ?? 'cancelled') : end.reason, end.usage).toDict(), epoch);
+    // A question that expired ends the run as a rejection does: not completed, and saying why.
+    const stopped = end.status === 'cancelled' || end.status === 'timeout';
+    return log.append(new DoneEvent(envelope, stopped, stopped ? (end.reason ?? end.status) : end.reason, end.usage).toDict(), epoch);
   }
 
   /** Gives back the tenant slot of a run that ended elsewhere (its done found in the log by a worker that took it). */
@@ -285,7 +332,7 @@ export class RunLifecycle {
       // A busy LLM's error is recoverable for the client (send it again later), yet the run failed:
       // only a worker's hand-over is no failure.
       const failed = events.some((e) => e.event_type === 'error' && e.error_code !== 'worker_lost');
-      const status = done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
+      const status = done?.reason === 'timeout' ? 'timeout' : done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
       const marked = await store.runs.markFinished(run.runId, move(run.runId, run.status, status) as FinalRunState, failed ? 'ended before its final write' : undefined);
       await this.releaseSlot(run);
       return marked;
@@ -321,7 +368,7 @@ export class RunLifecycle {
     await this.deps.slots?.release(run.tenantId, run.runId).catch((err: unknown) => this.deps.logger?.warn({ run_id: run.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
   }
 
-  private need<K extends 'queue' | 'relay' | 'store' | 'ledger'>(dep: K): NonNullable<RunLifecycleDeps[K]> {
+  private need<K extends 'queue' | 'relay' | 'store' | 'ledger' | 'hitl'>(dep: K): NonNullable<RunLifecycleDeps[K]> {
     const value = this.deps[dep];
     if (!value) throw new Error(`RunLifecycle needs its ${dep} for this`);
     return value as NonNullable<RunLifecycleDeps[K]>;

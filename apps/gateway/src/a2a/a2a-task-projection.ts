@@ -82,6 +82,9 @@ export class A2aTaskProjection {
   private answerStarted = false;
   private failure?: string;
   private readonly pending: HitlRequestEventDict[] = [];
+  /** The approval asked last, and the done's reason: what a late answer to it is told. */
+  private lastAsked?: string;
+  private endReason?: string;
   /** The seq of the last event folded in: where a follow continues. */
   lastSeq = 0;
 
@@ -107,6 +110,14 @@ export class A2aTaskProjection {
   /** The approval the task waits for: the one named, or the oldest. */
   pendingApproval(requestId?: string): HitlRequestEventDict | undefined {
     return requestId ? this.pending.find((r) => r.request_id === requestId) : this.pending[0];
+  }
+
+  /**
+   * The approval a late answer meant (the one named, or the last asked), when the run ended
+   * because nobody answered it in time; undefined otherwise.
+   */
+  expiredApproval(requestId?: string): string | undefined {
+    return this.endReason === 'timeout' ? (requestId ?? this.lastAsked) : undefined;
   }
 
   /** The task as it stands after the events folded in so far. */
@@ -158,6 +169,7 @@ export class A2aTaskProjection {
       }
       case 'hitl_request':
         this.pending.push(event);
+        this.lastAsked = event.request_id;
         return [this.ask(event, event)];
       case 'error':
         if (!event.recoverable) {
@@ -167,6 +179,7 @@ export class A2aTaskProjection {
         return [this.moveTo('TASK_STATE_WORKING', event, [{ type: 'notice', error_code: event.error_code ?? null, message: event.error }])];
       case 'done': {
         this.pending.length = 0;
+        this.endReason = event.reason;
         const state: A2aTaskState = event.cancelled ? 'TASK_STATE_CANCELED' : this.failure ? 'TASK_STATE_FAILED' : 'TASK_STATE_COMPLETED';
         const why = event.cancelled ? `The run was cancelled${event.reason && event.reason !== 'cancelled' ? ` (${event.reason})` : ''}.` : this.failure;
         return [this.moveTo(state, event, why ? [{ type: 'done', cancelled: event.cancelled, reason: event.reason ?? null }] : [], why)];

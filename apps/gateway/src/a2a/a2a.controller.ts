@@ -6,7 +6,7 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmittedRun } from '../chat/chat.service.js';
 import { ApiError } from '../common/api-error.js';
 import { pipeRunEvents, sseFrame } from '../common/event-stream-response.js';
-import { ControlService } from '../control/control.service.js';
+import { ControlService, hitlTimedOut } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
@@ -145,6 +145,9 @@ export class A2aController {
     if (typeof contextId === 'string' && contextId !== '' && contextId !== projection.contextId) throw invalidParams('message.contextId', `is not the context of task ${taskId}`);
     const decision = decisionOf(parts);
     const request = projection.pendingApproval(decision.requestId);
+    const expired = request ? undefined : projection.expiredApproval(decision.requestId);
+    // Too late: the same answer every door gives a decision after its request's deadline.
+    if (expired) throw rpcErrorOf(hitlTimedOut(expired));
     if (!request) {
       const why = projection.final
         ? `has ended (${projection.taskState}); continue the conversation with a new message in its context (contextId ${projection.contextId}, no taskId)`

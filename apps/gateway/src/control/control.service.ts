@@ -84,12 +84,16 @@ export class ControlService {
   }
 
   /**
-   * Records the owner's decision on a pending HITL request, once.
-   * @throws ApiError 404 (unknown or another user's request), 409 (already decided or expired).
+   * Records the owner's decision on a pending HITL request, once, and only before its deadline
+   * (the decide script compares it with Redis's clock in the same step that decides, so a late
+   * approval is never recorded, whichever door it came through).
+   * @throws ApiError 404 (unknown or another user's request), 409 `timeout` (its deadline has
+   *   passed), 409 `hitl_already_decided` (decided or cancelled already).
    */
   async decide(caller: Caller, requestId: string, decision: HitlDecisionType, message = ''): Promise<HitlDecisionAnswer> {
     const decided = await this.hitl.decide(requestId, caller, decision === 'reject' ? 'reject' : 'approve', message);
     if (decided.outcome === 'missing') throw ApiError.notFound('hitl_request', requestId);
+    if (decided.outcome === 'expired' || decided.outcome === 'decided:timeout') throw hitlTimedOut(requestId);
     if (decided.outcome !== 'ok') {
       const status = decided.outcome.replace('decided:', '');
       throw new ApiError(409, 'hitl_already_decided', `This request was already decided (${status})`, { request_id: requestId, status });
@@ -133,6 +137,11 @@ export class ControlService {
     await this.bus.publish({ type: 'elicitation_answer', request_id: requestId, run_id: answered.runId! });
     return { request_id: requestId, action, ...(filled ? { content: filled } : {}), accepted: true };
   }
+}
+
+/** The answer to a decision that came after its request's deadline: the request ended unanswered (`timeout`). */
+export function hitlTimedOut(requestId: string): ApiError {
+  return new ApiError(409, 'timeout', 'This request expired before it was decided: it counts as rejected and nothing was run', { request_id: requestId, status: 'timeout' });
 }
 
 function answeredAlready(requestId: string, status: string, reason?: string): ApiError {

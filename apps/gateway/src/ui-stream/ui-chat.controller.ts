@@ -9,7 +9,7 @@ import { parseClientTools } from '../openai-compat/chat-completions.js';
 import { ApiError } from '../common/api-error.js';
 import { pipeRunEvents, sseFrame } from '../common/event-stream-response.js';
 import { CancelAnswer } from '../control/control-answers.dto.js';
-import { ControlService } from '../control/control.service.js';
+import { ControlService, hitlTimedOut } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
@@ -140,7 +140,8 @@ export class UiChatController {
 
   /**
    * Records the person's answers to the run's approvals (each once; one already decided, say by
-   * another tab, is taken as it stands) and streams the run on from the last one answered.
+   * another tab, is taken as it stands; one that expired unanswered is refused, 409 `timeout`)
+   * and streams the run on from the last one answered.
    */
   private async continueAfter(caller: Caller, chatId: string, approvals: ApprovalResponse[], res: Response): Promise<void> {
     await this.access.getOwned(caller, chatId);
@@ -148,6 +149,8 @@ export class UiChatController {
       const record = await this.hitl.get(approval.id);
       // An approval of another chat is not this chat's to answer, even when it is the caller's own.
       if (record && record.sessionId !== chatId) throw ApiError.notFound('hitl_request', approval.id);
+      // Expired unanswered: the approval comes too late, as at every door (409 timeout).
+      if (record?.status === 'timeout') throw hitlTimedOut(approval.id);
       if (record?.status !== 'pending') continue;
       await this.control
         .decide(caller, approval.id, approval.approved ? 'approve' : 'reject', approval.reason ?? '')

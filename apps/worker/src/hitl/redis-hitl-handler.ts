@@ -2,7 +2,7 @@ import type { ActionRequest } from '#core/events/execution-event.js';
 import { isHandoff, type ParkedWait } from '#core/engine/run-journal.js';
 import type { ApprovalRequest, Decision, HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { Caller } from '#core/auth/caller.js';
-import type { HitlRecord, HitlRequests } from '#transport/hitl-requests.js';
+import { TIMED_OUT_MESSAGE, type HitlRecord, type HitlRequests } from '#transport/hitl-requests.js';
 import type { DecisionWaiters } from './decision-waiters.js';
 
 export interface RedisHitlOptions {
@@ -17,7 +17,7 @@ export interface RedisHitlOptions {
   park?: (wait: ParkedWait) => void;
 }
 
-const TIMED_OUT: Decision = { type: 'reject', message: 'No decision in time' };
+const TIMED_OUT: Decision = { type: 'reject', message: TIMED_OUT_MESSAGE, timedOut: true };
 
 /**
  * The web HITL handler: records each request in Redis, then waits for the owner's decision
@@ -57,13 +57,14 @@ export class RedisHitlHandler implements HitlHandler {
       if (!record || record.status === 'pending') return null;
       // A decision approves the call it was asked about, never another one under the same id.
       if (bound && (record.tool !== bound.tool || record.argsHash !== bound.argsHash)) return { type: 'reject', message: 'The decision was for another call' };
+      if (record.status === 'timeout') return { ...TIMED_OUT, message: record.message || TIMED_OUT_MESSAGE };
       return record.status === 'approve' ? { type: 'approve', message: record.message } : { type: 'reject', message: record.message || `Request ${record.status}` };
     };
     const read = async () => decisionOf(await this.requests.get(requestId).catch(() => null));
     const expire = async (): Promise<Decision> => {
       try {
         // A decision may land at the same moment: the compare-and-set decides which wins.
-        const { outcome } = await this.requests.decide(requestId, null, 'timeout', 'No decision in time');
+        const { outcome } = await this.requests.decide(requestId, null, 'timeout', TIMED_OUT_MESSAGE);
         return outcome === 'ok' ? TIMED_OUT : ((await read()) ?? TIMED_OUT);
       } catch {
         return TIMED_OUT;

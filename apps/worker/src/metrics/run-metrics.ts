@@ -19,7 +19,7 @@ export interface RunMeter {
   /** Times each tool call; names outside `tools` (a name the model invented) count as `unknown`. */
   middleware(tools: ReadonlySet<string>): AgentMiddleware;
   /** Counts the run's outcome once; a run handed to another worker has none here. */
-  end(status: 'completed' | 'failed' | 'cancelled' | 'handed_off'): void;
+  end(status: 'completed' | 'failed' | 'cancelled' | 'timeout' | 'handed_off'): void;
 }
 
 /**

@@ -135,14 +135,14 @@ export class RunAttempt {
     return null;
   }
 
-  /** Ends the run through the lifecycle (→ completed | failed | cancelled): its messages and row, its slot, its done. */
+  /** Ends the run through the lifecycle (→ completed | failed | cancelled | timeout): its messages and row, its slot, its done. */
   async end(how: FinalStatus, options: Pick<RunEnd, 'reason' | 'closeCall' | 'usage'> = {}): Promise<void> {
     this.ended = true;
     this.status = how;
     const { job } = this;
     // Ids derived from the run and position, so a retry after a lost acknowledgement, or the
     // worker that continues a run whose worker died while storing it, finds its rows instead of doubling them.
-    const messages = how === 'cancelled' ? [] : this.added.map((m, i) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: messageIdFor(job.runId, i) }));
+    const messages = how === 'cancelled' || how === 'timeout' ? [] : this.added.map((m, i) => ({ ...toNewMessage(m, job.sessionId, job.runId), messageId: messageIdFor(job.runId, i) }));
     const result = await this.guard(() => this.deps.lifecycle.finish(this.ref, this.epoch, { status: how, ...options, ...(this.failure === undefined ? {} : { error: this.failure }), messages }));
     if (result.status === 'appended') this.deps.archiver.add(result.event);
     else if (result.status === 'fenced') this.controller.abort(new RunHandoff('fenced'));

@@ -133,16 +133,16 @@ describe('RunRunner, on plain fakes', () => {
     expect(sent).toEqual([]);
   });
 
-  it('a parked run whose question expired continues rejected, asking nothing again', async () => {
+  it('a parked run whose question expired continues to its timeout, asking nothing again', async () => {
     const { backend, store, run, kinds, sent } = await setUp({ timeoutMs: 30 });
     await run();
     await new Promise((r) => setTimeout(r, 40));
     backend.expire();
     expect(await run()).toBe('finished');
     expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'tool_call', 'hitl_request', 'tool_result', 'done']);
-    expect(backend.eventsOf('r1').at(-2)).toMatchObject({ status: 'rejected' });
-    expect(backend.eventsOf('r1').at(-1)).toMatchObject({ cancelled: true, reason: 'rejected' });
-    expect((await store.runs.get('r1'))?.status).toBe('cancelled');
+    expect(backend.eventsOf('r1').at(-2)).toMatchObject({ status: 'timeout' });
+    expect(backend.eventsOf('r1').at(-1)).toMatchObject({ cancelled: true, reason: 'timeout' });
+    expect((await store.runs.get('r1'))?.status).toBe('timeout');
     expect(sent).toEqual([]);
   });
 

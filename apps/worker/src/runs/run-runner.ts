@@ -289,7 +289,9 @@ export class RunRunner {
       }
       if (event instanceof DoneEvent) {
         const cancelled = event.cancelled || attempt.signal.aborted;
-        await attempt.end(cancelled ? 'cancelled' : attempt.status, { reason: cancelled === event.cancelled ? event.reason : 'cancelled', ...(event.usage ? { usage: event.usage } : {}) });
+        // A question nobody answered in time ends the run `timeout` (unless a cancel came first).
+        const timedOut = event.reason === 'timeout' && !attempt.signal.aborted;
+        await attempt.end(timedOut ? 'timeout' : cancelled ? 'cancelled' : attempt.status, { reason: cancelled === event.cancelled ? event.reason : 'cancelled', ...(event.usage ? { usage: event.usage } : {}) });
         break;
       }
       await attempt.publish(event);

@@ -5,6 +5,8 @@ import { RunHandoff } from '#core/engine/run-journal.js';
 import { ControlBus } from '#transport/control-bus.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { ParkedRunDeadlines } from '#transport/parked-run-deadlines.js';
+import { ParkedRunExpiry } from '#transport/parked-run-expiry.js';
 import { RunQueue, type RunJobData } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
 import { createRedis, pingRedis, type RedisClient } from '#transport/redis-connection.js';
@@ -35,6 +37,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
   private connection?: RedisClient;
   private subscriber?: RedisClient;
   private reaperTimer?: NodeJS.Timeout;
+  private expiry?: ParkedRunExpiry;
   private draining = false;
 
   constructor(
@@ -82,6 +85,9 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
         .finally(() => (sweeping = false));
     }, worker.reaperIntervalMs);
     this.reaperTimer.unref();
+    // Parked runs' questions expire on time: every worker (and gateway) sweeps their deadlines, one at a time.
+    this.expiry = new ParkedRunExpiry({ deadlines: new ParkedRunDeadlines(this.redis, redis.queueName), lifecycle: this.lifecycle, logger: this.logger });
+    this.expiry.start();
     this.logger.info({ queue: redis.queueName, concurrency: worker.concurrency, worker_id: worker.workerId }, 'worker consuming runs');
   }
 
@@ -117,6 +123,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     const drainMs = this.settings.worker.drainSeconds * 1000;
     this.logger.info({ signal, active: this.runner.activeCount, drain_ms: drainMs }, 'worker draining');
     clearInterval(this.reaperTimer);
+    this.expiry?.stop();
     const closing = this.consumer?.close();
     this.runner.startDrain();
     const deadline = setTimeout(() => {

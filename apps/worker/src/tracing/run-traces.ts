@@ -12,7 +12,7 @@ export interface RunTrace {
   model(model: ChatModel): ChatModel;
   /** A span per tool call, whatever its outcome. */
   middleware: AgentMiddleware[];
-  end(status: 'completed' | 'failed' | 'cancelled' | 'handed_off', error?: string): void;
+  end(status: 'completed' | 'failed' | 'cancelled' | 'timeout' | 'handed_off', error?: string): void;
 }
 
 const OFF: RunTrace = { model: (m) => m, middleware: [], end: () => {} };

@@ -254,11 +254,12 @@ export class AgentExecutor {
     }
     const outcome = yield* this.runTool(call, envelope, context, add);
     if (outcome === 'stop') return { cancelled: true, reason: context.signal.aborted ? 'cancelled' : 'rejected' };
+    if (outcome === 'timeout') return { cancelled: true, reason: 'timeout' };
     return 'continue';
   }
 
-  /** Runs one tool call and adds its message; returns 'stop' when the run must end. */
-  private async *runTool(requested: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext, add: AddMessage): AsyncGenerator<ExecutionEvent, 'done' | 'stop'> {
+  /** Runs one tool call and adds its message; returns 'stop' when the run must end ('timeout': its approval expired unanswered). */
+  private async *runTool(requested: ToolCallRequest, envelope: EventEnvelope, context: ExecutionContext, add: AddMessage): AsyncGenerator<ExecutionEvent, 'done' | 'stop' | 'timeout'> {
     const tool = this.dispatcher.get(requested.name);
     // Events and the history name a tool as it is called (`server.tool`), whichever spelling the model used.
     const call = tool && tool.name !== requested.name ? { ...requested, name: tool.name } : requested;
@@ -287,6 +288,10 @@ export class AgentExecutor {
           await add({ role: 'tool', name: call.name, toolCallId: call.id, content: JSON.stringify({ success: false, error: decision.message ?? 'Rejected' }) }, { replay: [refused.toDict()] });
           yield refused;
           return 'done';
+        }
+        if (decision.type === 'reject' && decision.timedOut) {
+          yield new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'No decision in time' }, 'timeout');
+          return 'timeout';
         }
         if (decision.type === 'reject') {
           yield new ToolResultEvent(envelope, call.id, { error: decision.message ?? 'Rejected by user' }, 'rejected');

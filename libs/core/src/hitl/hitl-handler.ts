@@ -8,6 +8,8 @@ export interface Decision {
    * was refused); without it a rejection ends the run.
    */
   tellModel?: boolean;
+  /** A rejection because nobody decided by the request's deadline: the call's result and the run's end say `timeout`. */
+  timedOut?: boolean;
 }
 
 export interface ApprovalRequest {

@@ -1,6 +1,6 @@
 import { ACTIVE_RUN_STATES, allMoves, canMove, IllegalRunTransition, isFinal, move, type RunState } from './run-state.js';
 
-const STATES: RunState[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'lost'];
+const STATES: RunState[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'lost', 'timeout'];
 
 /** The machine as docs/run-states.md draws it: every move it has, and no other. */
 const DRAWN: Array<[RunState, RunState]> = [
@@ -13,10 +13,12 @@ const DRAWN: Array<[RunState, RunState]> = [
   ['running', 'failed'],
   ['running', 'cancelled'],
   ['running', 'lost'],
+  ['running', 'timeout'],
   ['waiting', 'running'],
   ['waiting', 'failed'],
   ['waiting', 'cancelled'],
   ['waiting', 'lost'],
+  ['waiting', 'timeout'],
 ];
 
 describe('run states', () => {

@@ -3,27 +3,29 @@
  *
  *   queued ──► running ◄──► waiting          (waiting: for a person; it holds no worker)
  *     │          │            │
- *     └──────────┴────────────┴──► completed | failed | cancelled | lost
+ *     └──────────┴────────────┴──► completed | failed | cancelled | lost | timeout
  *
  * A run that changes worker (a takeover, a drain) stays running. `lost` is a run nobody
- * holds any more (its job is gone) that the reaper ended.
+ * holds any more (its job is gone) that the reaper ended. `timeout` is a run whose question
+ * nobody answered by its deadline (running on its worker, or parked).
  */
-export type RunState = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'lost';
+export type RunState = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'lost' | 'timeout';
 
 /** The states a run ends in: each is reached once, and nothing follows it. */
-export type FinalRunState = Extract<RunState, 'completed' | 'failed' | 'cancelled' | 'lost'>;
+export type FinalRunState = Extract<RunState, 'completed' | 'failed' | 'cancelled' | 'lost' | 'timeout'>;
 
 /** The states of a run that has not ended. */
 export const ACTIVE_RUN_STATES: readonly RunState[] = ['queued', 'running', 'waiting'];
 
 const MOVES: Readonly<Record<RunState, readonly RunState[]>> = {
   queued: ['running', 'failed', 'cancelled', 'lost'],
-  running: ['waiting', 'completed', 'failed', 'cancelled', 'lost'],
-  waiting: ['running', 'failed', 'cancelled', 'lost'],
+  running: ['waiting', 'completed', 'failed', 'cancelled', 'lost', 'timeout'],
+  waiting: ['running', 'failed', 'cancelled', 'lost', 'timeout'],
   completed: [],
   failed: [],
   cancelled: [],
   lost: [],
+  timeout: [],
 };
 
 /** A move the state machine does not have (e.g. a second end, or a finished run started again). */
