@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 
 const root = fileURLToPath(new URL('../../', import.meta.url)).replace(/dist\/$/, '');
 
@@ -25,12 +26,24 @@ export interface WorkerProcess extends AppProcess {
   workerId?: string;
   /** Its metrics endpoint (`http://127.0.0.1:PORT/metrics`); undefined when metrics are off. */
   metricsUrl?: string;
+  /** The read end of the pipe it inherited (see {@link WorkerLaunchOptions.inheritedPipeFd}). */
+  inheritedPipe?: Readable;
 }
 
-function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000) {
+export interface WorkerLaunchOptions {
+  /**
+   * Starts the worker with the write end of a pipe open at this descriptor, past a gap, the way a
+   * supervisor's or a CI runner's pipe reaches a process: not close-on-exec in the worker.
+   */
+  inheritedPipeFd?: number;
+}
+
+function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000, pipeFd?: number) {
+  // Descriptors 3 to pipeFd - 1 are left closed: the gap that keeps Node from marking pipeFd close-on-exec.
+  const extra = pipeFd === undefined ? [] : [...Array.from({ length: pipeFd - 3 }, () => 'ignore' as const), 'pipe' as const];
   const proc = spawn(process.execPath, [`${root}dist/${script}`], {
     env: { ...process.env, DATAAGENT_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...extra],
   });
   const output: string[] = [];
   const exited = once(proc, 'exit');
@@ -88,13 +101,14 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProce
 }
 
 /** Starts a worker process (its metrics on a free loopback port) and waits until it consumes the queue. */
-export async function startWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
+export async function startWorker(env: NodeJS.ProcessEnv, options: WorkerLaunchOptions = {}): Promise<WorkerProcess> {
   const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env }, (line) => {
     const j = jsonLine(line);
     return j?.msg === 'worker ready' ? j : null;
-  });
+  }, undefined, options.inheritedPipeFd);
+  const inheritedPipe = options.inheritedPipeFd === undefined ? undefined : (p.proc.stdio[options.inheritedPipeFd] as Readable);
   await p.readyInfo;
   // Printed before `worker ready`.
   const metrics = p.output.map(jsonLine).find((j) => j?.msg === 'worker metrics listening');
-  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(env.DATAAGENT_WORKER_ID ? { workerId: env.DATAAGENT_WORKER_ID } : {}), ...(metrics ? { metricsUrl: String(metrics.url) } : {}) };
+  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(env.DATAAGENT_WORKER_ID ? { workerId: env.DATAAGENT_WORKER_ID } : {}), ...(metrics ? { metricsUrl: String(metrics.url) } : {}), ...(inheritedPipe ? { inheritedPipe } : {}) };
 }
