@@ -172,15 +172,26 @@ export class SandboxCgroups {
     };
   }
 
-  /** Makes a tenant's group, or sets its quota again (the operator may have changed it; another worker may have made it). */
+  /**
+   * Makes a tenant's group, or sets its quota again when it differs (the operator may have
+   * changed it; another worker may have made it). Left alone otherwise: each write restarts the
+   * group's CFS period, which a running tenant need not pay for at every sandbox.
+   */
   private ensureTenant(dir: string): void {
     const made = mkdirSync(dir, { recursive: true }) !== undefined;
+    const current = (file: string) => {
+      try {
+        return readFileSync(path.join(dir, file), 'utf8').trim();
+      } catch {
+        return undefined;
+      }
+    };
     try {
       if (this.version === 'v2') {
         // Its sandboxes need the controllers handed down, as the parent hands them to it.
-        writeFileSync(path.join(dir, 'cgroup.subtree_control'), '+memory +pids +cpu');
-        writeFileSync(path.join(dir, 'cpu.max'), cpuMax(this.cpu.tenantCpus));
-      } else {
+        if (made) writeFileSync(path.join(dir, 'cgroup.subtree_control'), '+memory +pids +cpu');
+        if (current('cpu.max') !== cpuMax(this.cpu.tenantCpus)) writeFileSync(path.join(dir, 'cpu.max'), cpuMax(this.cpu.tenantCpus));
+      } else if (current('cpu.cfs_period_us') !== String(PERIOD_US) || current('cpu.cfs_quota_us') !== String(quotaUs(this.cpu.tenantCpus))) {
         writeCfsQuota(dir, this.cpu.tenantCpus);
       }
     } catch (err) {

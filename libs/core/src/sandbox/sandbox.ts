@@ -139,7 +139,8 @@ const ETC_FILES = [
  * system's runtime read-only, the folders it is given (read-only unless it is the workspace),
  * a private /tmp, its own /proc; no other process, no other file of the host, and no network
  * unless granted (then through slirp4netns, which never forwards to the host's loopback). Limits
- * apply per process through prlimit, and the process count per sandbox. When the command ends
+ * apply per process through prlimit, and per sandbox (processes, memory, CPU) and per tenant
+ * (CPU) through control groups where the worker may make them. When the command ends
  * or its group is killed, bubblewrap's init dies and the kernel ends everything inside.
  */
 export class BwrapSandbox implements Sandbox {
