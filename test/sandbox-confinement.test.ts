@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,12 @@ describe('sandbox: mounts, inherited descriptors and the workspace quota against
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'da-confinement-'));
+    // A skill whose one script runs its argument: what a skill script could do at worst.
+    const skill = join(dir, 'skills', 'probe');
+    mkdirSync(join(skill, 'scripts'), { recursive: true });
+    writeFileSync(join(skill, 'SKILL.md'), '---\nname: probe\ndescription: Runs a probe command.\n---\nRun `run.sh` with the command.\n');
+    writeFileSync(join(skill, 'scripts', 'run.sh'), '#!/bin/sh\nexec /bin/sh -c "$1"\n');
+    chmodSync(join(skill, 'scripts', 'run.sh'), 0o755);
     const mcpConfig = join(dir, 'mcp.json');
     writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { probe: { command: process.execPath, args: [PROBE_SERVER] } } }));
     system = await TestSystem.start({
@@ -46,6 +52,7 @@ describe('sandbox: mounts, inherited descriptors and the workspace quota against
         DATAAGENT_SANDBOX: 'bwrap',
         DATAAGENT_SHELL_ENABLED: 'true',
         DATAAGENT_MCP_CONFIG: mcpConfig,
+        DATAAGENT_SKILLS_DIR: join(dir, 'skills'),
         // Users may run the probe server, with any arguments: a program, not a launcher.
         DATAAGENT_MCP_STDIO_ALLOW: JSON.stringify([PROBE_SERVER]),
         DATAAGENT_WORKSPACE_QUOTA: String(QUOTA),
@@ -170,7 +177,7 @@ describe('sandbox: mounts, inherited descriptors and the workspace quota against
     expect(piped).toBe('');
   });
 
-  it("a shell command's writes count against the workspace quota, and the next write is refused", async () => {
+  it("a shell command's writes count against the workspace quota, and the next write (file tool, shell, skill script) is refused", async () => {
     const usage = () => {
       let bytes = 0;
       const walk = (d: string) => {
@@ -185,7 +192,7 @@ describe('sandbox: mounts, inherited descriptors and the workspace quota against
     // 100 MiB into a 64 MiB quota, in one command.
     const [big] = await run(`[[tool:shell ${JSON.stringify({ command: 'head -c 104857600 /dev/zero > files/big.bin; echo wrote' })}]]`);
     const after = usage();
-    console.log(`red team, 100 MiB into a ${QUOTA / 1024 ** 2} MiB quota: ${(after / 1024 ** 2).toFixed(1)} MiB landed; ${JSON.stringify(big!.result).match(/a file reached[^"]*/)?.[0]}`);
+    console.log(`red team, 100 MiB into a ${QUOTA / 1024 ** 2} MiB quota: ${(after / 1024 ** 2).toFixed(1)} MiB landed; stderr ${JSON.stringify(outputOf(big).stderr.trim())}`);
     // The command's file size limit was the room the quota had left: it ends within the quota.
     expect(after).toBeLessThanOrEqual(QUOTA);
     expect(after).toBeGreaterThan(QUOTA - 1024 ** 2);
@@ -196,6 +203,9 @@ describe('sandbox: mounts, inherited descriptors and the workspace quota against
 
     const [shell] = await run(`[[tool:shell ${JSON.stringify({ command: 'echo more > files/more.txt && echo wrote' })}]]`);
     expect(outputOf(shell).stdout).not.toContain('wrote');
+    expect(JSON.stringify(shell!.result)).toContain('the workspace quota had room for 0 more bytes');
+    const [script] = await run(`[[tool:run_skill ${JSON.stringify({ name: 'probe', script: 'run.sh', args: ['echo more > files/skill.txt && echo wrote'] })}]]`);
+    expect(outputOf(script).stdout).not.toContain('wrote');
     expect(usage()).toBe(after);
   });
 });
