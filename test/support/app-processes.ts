@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 
 const root = fileURLToPath(new URL('../../', import.meta.url)).replace(/dist\/$/, '');
 
@@ -25,6 +26,8 @@ export interface WorkerProcess extends AppProcess {
   workerId?: string;
   /** Its metrics endpoint (`http://127.0.0.1:PORT/metrics`); undefined when metrics are off. */
   metricsUrl?: string;
+  /** The read end of the pipe it inherited (see {@link WorkerLaunchOptions.inheritedPipeFd}). */
+  inheritedPipe?: Readable;
 }
 
 /** An OS user a process runs as instead of the test's own. */
@@ -33,11 +36,24 @@ export interface ProcessUser {
   gid: number;
 }
 
-function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000, user?: ProcessUser) {
+export interface WorkerLaunchOptions {
+  /**
+   * Starts the worker with the write end of a pipe open at this descriptor, past a gap, the way a
+   * supervisor's or a CI runner's pipe reaches a process: not close-on-exec in the worker.
+   */
+  inheritedPipeFd?: number;
+  /** The OS user the worker runs as; default the test's own. */
+  user?: ProcessUser;
+}
+
+function launch(script: string, env: NodeJS.ProcessEnv, ready: (line: string) => Record<string, unknown> | null, timeoutMs = 30_000, options: WorkerLaunchOptions = {}) {
+  const pipeFd = options.inheritedPipeFd;
+  // Descriptors 3 to pipeFd - 1 are left closed: the gap that keeps Node from marking pipeFd close-on-exec.
+  const extra = pipeFd === undefined ? [] : [...Array.from({ length: pipeFd - 3 }, () => 'ignore' as const), 'pipe' as const];
   const proc = spawn(process.execPath, [`${root}dist/${script}`], {
     env: { ...process.env, DATAAGENT_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    stdio: ['ignore', 'pipe', 'pipe', ...extra],
+    ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   const output: string[] = [];
   const exited = once(proc, 'exit');
@@ -94,20 +110,15 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProce
   return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, url: String(info.url), port: Number(info.port) };
 }
 
-/** Starts a worker process (its metrics on a free loopback port), as `user` when given, and waits until it consumes the queue. */
-export async function startWorker(env: NodeJS.ProcessEnv, user?: ProcessUser): Promise<WorkerProcess> {
-  const p = launch(
-    'apps/worker/src/main.js',
-    { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env },
-    (line) => {
-      const j = jsonLine(line);
-      return j?.msg === 'worker ready' ? j : null;
-    },
-    30_000,
-    user,
-  );
+/** Starts a worker process (its metrics on a free loopback port) and waits until it consumes the queue. */
+export async function startWorker(env: NodeJS.ProcessEnv, options: WorkerLaunchOptions = {}): Promise<WorkerProcess> {
+  const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env }, (line) => {
+    const j = jsonLine(line);
+    return j?.msg === 'worker ready' ? j : null;
+  }, undefined, options);
+  const inheritedPipe = options.inheritedPipeFd === undefined ? undefined : (p.proc.stdio[options.inheritedPipeFd] as Readable);
   await p.readyInfo;
   // Printed before `worker ready`.
   const metrics = p.output.map(jsonLine).find((j) => j?.msg === 'worker metrics listening');
-  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(env.DATAAGENT_WORKER_ID ? { workerId: env.DATAAGENT_WORKER_ID } : {}), ...(metrics ? { metricsUrl: String(metrics.url) } : {}) };
+  return { proc: p.proc, output: p.output, stop: p.stop, kill: p.kill, ...(env.DATAAGENT_WORKER_ID ? { workerId: env.DATAAGENT_WORKER_ID } : {}), ...(metrics ? { metricsUrl: String(metrics.url) } : {}), ...(inheritedPipe ? { inheritedPipe } : {}) };
 }

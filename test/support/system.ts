@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
 import { createTestDatabase, dropTestDatabase, mysqlEnv } from './databases.js';
-import { startGateway, startWorker, type GatewayProcess, type ProcessUser, type WorkerProcess } from './app-processes.js';
+import { startGateway, startWorker, type GatewayProcess, type ProcessUser, type WorkerLaunchOptions, type WorkerProcess } from './app-processes.js';
 
 export const TEST_API_KEY = 'test-key-alice';
 export const OTHER_API_KEY = 'test-key-bob';
@@ -89,10 +89,10 @@ export class TestSystem {
   }
 
   /** Starts one more worker (`worker-N`, N counting the running and starting ones, so workers started together differ). */
-  async addWorker(env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
+  async addWorker(env: NodeJS.ProcessEnv = {}, options: WorkerLaunchOptions = {}): Promise<WorkerProcess> {
     const id = `worker-${this.workers.length + ++this.workersStarting}`;
     try {
-      const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: id, ...(this.workerUser ? { HOME: this.dataDir } : {}), ...env }, this.workerUser);
+      const worker = await startWorker({ ...this.env, DATAAGENT_WORKER_ID: id, ...(this.workerUser ? { HOME: this.dataDir } : {}), ...env }, { ...(this.workerUser ? { user: this.workerUser } : {}), ...options });
       this.workers.push(worker);
       return worker;
     } finally {

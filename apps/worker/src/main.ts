@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { ConfigError } from '#core/config/env.js';
 import { chooseSandbox } from '#core/sandbox/sandbox-setup.js';
+import { closeInheritedDescriptors } from '#core/sandbox/inherited-descriptors.js';
 import { startTracing } from '#telemetry/tracing.js';
 import { serveHealth } from './health/health-server.js';
 import { loadWorkerSettings } from './infra/worker-config.js';
@@ -11,6 +12,9 @@ import { RunProcessor } from './runs/run.processor.js';
 import { WorkerModule } from './worker.module.js';
 
 async function main(): Promise<void> {
+  // Before anything is spawned: a descriptor inherited from whatever started the worker would
+  // otherwise be open in every sandboxed command and server (only 0-2 are theirs).
+  const inherited = closeInheritedDescriptors();
   let settings;
   try {
     settings = loadWorkerSettings();
@@ -25,6 +29,7 @@ async function main(): Promise<void> {
   const logger = pino({ level: settings.log.level, base: { service: 'worker', worker_id: settings.worker.workerId } });
   // A Redis error reply nobody awaited (OOM, READONLY) must not end every run on this worker.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+  if (inherited.length > 0) logger.info({ descriptors: inherited }, 'closed descriptors inherited from the starting process');
   // Checked before anything starts: a worker that would run users' processes unconfined says so now.
   const sandbox = await chooseSandbox(settings.sandbox);
   if (sandbox.sandbox.kind === 'bwrap') logger.info({ bounds: sandbox.bounds }, 'users\' processes run in bubblewrap');

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { RedisClient } from '#transport/redis-connection.js';
 import type { McpRuntimeConfig } from '#core/config/mcp-settings.js';
@@ -9,7 +9,7 @@ import { parseMcpConfigFile, takesPersonalSignIn, type McpServerConfig } from '#
 import type { McpServerStore } from '#core/mcp/mcp-server-store.js';
 import { bindingMatcher, type ToolBinding, type ToolBindingStore } from '#core/mcp/tool-bindings.js';
 import type { ToolCallAuditStore, ToolCallRecord } from '#core/mcp/tool-call-audit.js';
-import { parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
+import { matchStdioServer, parseStdioAllowlist } from '#core/mcp/stdio-allowlist.js';
 import { stdioRefusal } from '#core/mcp/user-server-policy.js';
 import type { Caller } from '#core/auth/caller.js';
 import { installFolders, type Sandbox } from '#core/sandbox/sandbox.js';
@@ -135,6 +135,12 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     });
   };
   const sandboxed = sandbox?.sandbox.kind === 'bwrap' ? sandbox : undefined;
+  const operatorServers = new Set<McpServerConfig>(globalServers);
+  /** Whether a user's server runs with arguments the operator pinned on the allowlist entry that lets it run. */
+  const pinnedByOperator = async (server: McpServerConfig, path: string) => {
+    const match = await matchStdioServer(server, stdioAllow, path);
+    return match.ok && match.entry.args !== undefined;
+  };
   const poolOptions = poolOptionsFor(config, userMcp.maxServersPerUser, outboundAllowlist);
   // The authorization server's token endpoint is reached under the same outbound policy as the server.
   const tokenFetch = poolOptions.checkUrl ? policyFetch(poolOptions.checkUrl) : undefined;
@@ -171,13 +177,20 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
             const workspace = await sandboxed.workspaceFor(scope).ensure();
             const resolved = findExecutable(command.command, command.env.PATH) ?? command.command;
             const user = sandboxed.sandbox.userFor?.(scope.tenantId, scope.userId);
+            // What is mounted is the operator's choice, never a user's: a user's arguments name
+            // folders too (`/`, the data folder), so only the vetted command's own folders count,
+            // and its arguments only when the operator wrote them (their config, or arguments the
+            // allowlist pinned).
+            const operatorArgs = operatorServers.has(server) || (await pinnedByOperator(server, command.env.PATH ?? ''));
+            const real = realPathOf(resolved);
             return sandboxed.sandbox.spawn({
               ...command,
               // The worker's HOME is not in the sandbox: the server's home is the user's workspace.
               env: { ...command.env, HOME: workspace, TMPDIR: '/tmp' },
               workspace,
               ...(user ? { user } : {}),
-              readOnly: [...installFolders(resolved, command.args, existsSync), ...(server.sandbox?.readOnly ?? [])],
+              tenantId: scope.tenantId,
+              readOnly: [...installFolders(resolved, [real, ...(operatorArgs ? command.args : [])], existsSync), ...(server.sandbox?.readOnly ?? [])],
               ...(server.sandbox?.readWrite ? { readWrite: server.sandbox.readWrite } : {}),
               ...(server.sandbox?.network ? { network: true } : {}),
             }, ['pipe', 'pipe', 'pipe']);
@@ -297,6 +310,15 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     await audit.close();
   };
   return { pool, provider, globalServers, close };
+}
+
+/** A command's real path (links followed), or the path itself when it cannot be followed. */
+function realPathOf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 async function loadConfigFile(file: string, logger: Logger): Promise<McpServerConfig[]> {

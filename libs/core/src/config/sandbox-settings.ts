@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import { Env } from './env.js';
 
 /** Worker: how shell commands, skill scripts and stdio MCP servers are confined (see the README's Security section). */
@@ -18,6 +18,14 @@ export class SandboxConfig {
   /** CPU seconds of each sandboxed process. */
   @Env('DATAAGENT_SANDBOX_CPU_SECONDS', 'int') @IsInt() @Min(1)
   cpuSeconds = 120;
+
+  /** CPUs one sandbox's processes may use together, where control groups bound it (cgroup `cpu`: a CFS quota). */
+  @Env('DATAAGENT_SANDBOX_CPUS', 'number') @IsNumber({}, { message: 'must be a number of CPUs (1, 0.5, 2)' }) @Min(0.01) @Max(4096)
+  cpus = 1;
+
+  /** CPUs all of one tenant's sandboxes on a worker's host may use together; unset: half the host's CPUs, at least 1. */
+  @Env('DATAAGENT_SANDBOX_TENANT_CPUS', 'number') @IsOptional() @IsNumber({}, { message: 'must be a number of CPUs (1, 0.5, 2)' }) @Min(0.01) @Max(4096)
+  tenantCpus?: number;
 
   /** The largest file a sandboxed process may write. */
   @Env('DATAAGENT_SANDBOX_FILE_SIZE', 'bytes') @IsInt({ message: 'must be a size: bytes, or with a unit (256MB, 1GiB)' }) @Min(1024)

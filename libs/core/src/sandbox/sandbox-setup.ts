@@ -1,6 +1,6 @@
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { chown } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SandboxConfig } from '../config/sandbox-settings.js';
 import { BwrapSandbox, NoSandbox, type Sandbox } from './sandbox.js';
@@ -42,7 +42,7 @@ export async function chooseSandbox(config: SandboxConfig): Promise<SandboxChoic
   const problem = await probeBwrap(config);
   if (problem === undefined) {
     const root = typeof process.getuid === 'function' && process.getuid() === 0;
-    const cgroups = root ? SandboxCgroups.detect() : undefined;
+    const cgroups = root ? SandboxCgroups.detect(undefined, { tenantCpus: config.tenantCpus ?? defaultTenantCpus() }) : undefined;
     const sandbox = new BwrapSandbox({
       bwrap: findExecutable('bwrap'),
       slirp4netns: findExecutable('slirp4netns'),
@@ -50,12 +50,17 @@ export async function chooseSandbox(config: SandboxConfig): Promise<SandboxChoic
       setpriv: findExecutable('setpriv'),
       uid: config.uidBase,
       ...(cgroups ? { cgroups } : {}),
-      limits: { memoryBytes: config.memoryBytes, processes: config.processes, cpuSeconds: config.cpuSeconds, fileBytes: config.fileBytes, openFiles: config.openFiles },
+      limits: { memoryBytes: config.memoryBytes, processes: config.processes, cpuSeconds: config.cpuSeconds, cpus: config.cpus, fileBytes: config.fileBytes, openFiles: config.openFiles },
     });
-    return { sandbox, bounds: cgroups ? `cgroup ${cgroups.version}` : 'per-process limits', ownerFor: (tenantId, userId) => sandbox.userFor(tenantId, userId) };
+    return { sandbox, bounds: cgroups ? `cgroup ${cgroups.version}${cgroups.boundsCpu ? ' with cpu' : ''}` : 'per-process limits', ownerFor: (tenantId, userId) => sandbox.userFor(tenantId, userId) };
   }
   if (config.mode === 'bwrap') throw new Error(`DATAAGENT_SANDBOX=bwrap, but bubblewrap does not work here: ${problem}`);
   return { sandbox: new NoSandbox(), reason: problem };
+}
+
+/** All of a tenant's sandboxes on a host may use half its CPUs (at least one): the rest stays for the worker and everyone else. */
+export function defaultTenantCpus(cpus = availableParallelism()): number {
+  return Math.max(1, Math.floor(cpus / 2));
 }
 
 /** Why a trial command does not run in bubblewrap here, or undefined when it does. */

@@ -54,6 +54,16 @@ describe('BwrapSandbox', () => {
   });
 });
 
+describe('BwrapSandbox file size', () => {
+  it("caps each file at the workspace quota's room when that is less than the file size limit", () => {
+    const sandbox = new BwrapSandbox({ root: true, systemDirs: [], limits: { fileBytes: 1_000 } });
+    expect(sandbox.argumentsFor({ ...command, writeRoom: 400 })).toContain('--fsize=400');
+    expect(sandbox.argumentsFor({ ...command, writeRoom: 0 })).toContain('--fsize=0');
+    expect(sandbox.argumentsFor({ ...command, writeRoom: 5_000 })).toContain('--fsize=1000');
+    expect(sandbox.argumentsFor(command)).toContain('--fsize=1000');
+  });
+});
+
 describe('installFolders', () => {
   const present = new Set(['/srv/app/node_modules/pkg/dist/index.js', '/srv/app/node_modules', '/srv/tools/server.mjs', '/srv/node_modules', '/usr/bin/node']);
   const exists = (p: string) => present.has(p);
@@ -68,5 +78,10 @@ describe('installFolders', () => {
 
   it('ignores relative and missing paths', () => {
     expect(installFolders('node', ['server.js', '/srv/missing.js'], exists)).toEqual([]);
+  });
+
+  it("never gives the host's root, whatever a path at the top names", () => {
+    const top = (p: string) => p === '/' || p === '/data' || p === '/srv-tool';
+    expect(installFolders('/srv-tool', ['/', '/data'], top)).toEqual([]);
   });
 });

@@ -16,6 +16,8 @@ export interface SandboxLimits {
   processes: number;
   /** CPU seconds of each process (RLIMIT_CPU). */
   cpuSeconds: number;
+  /** CPUs the whole sandbox may use at once, where control groups bound it (a CFS quota). */
+  cpus: number;
   /** Largest file a process may write (RLIMIT_FSIZE). */
   fileBytes: number;
   /** Open files of each process (RLIMIT_NOFILE). */
@@ -31,6 +33,7 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
   memoryBytes: 512 * 1024 ** 2,
   processes: 64,
   cpuSeconds: 120,
+  cpus: 1,
   fileBytes: 256 * 1024 ** 2,
   openFiles: 256,
   tmpBytes: 64 * 1024 ** 2,
@@ -56,6 +59,10 @@ export interface SandboxedCommand {
   limits?: Partial<SandboxLimits>;
   /** The OS user it runs as when the worker runs as root (see {@link BwrapSandbox.userFor}); default the first of the range. */
   user?: { uid: number; gid: number };
+  /** Whose it is: with control groups, the sandbox shares its tenant's CPU bound with the tenant's other sandboxes. */
+  tenantId?: string;
+  /** Bytes the workspace's quota has room for: no file the command writes grows past it (RLIMIT_FSIZE, with the file size limit). */
+  writeRoom?: number;
 }
 
 /** What becomes of a started command's stdin, stdout and stderr. */
@@ -99,7 +106,7 @@ export interface BwrapSandboxOptions {
   systemDirs?: readonly string[];
   /** Whether the worker runs as root; default: asked of the process. */
   root?: boolean;
-  /** Control groups bounding each sandbox as a whole (memory, processes); absent: per-process limits only. */
+  /** Control groups bounding each sandbox as a whole (memory, processes, CPU) and each tenant's sandboxes together (CPU); absent: per-process limits only. */
   cgroups?: SandboxCgroups;
 }
 
@@ -132,7 +139,8 @@ const ETC_FILES = [
  * system's runtime read-only, the folders it is given (read-only unless it is the workspace),
  * a private /tmp, its own /proc; no other process, no other file of the host, and no network
  * unless granted (then through slirp4netns, which never forwards to the host's loopback). Limits
- * apply per process through prlimit, and the process count per sandbox. When the command ends
+ * apply per process through prlimit, and per sandbox (processes, memory, CPU) and per tenant
+ * (CPU) through control groups where the worker may make them. When the command ends
  * or its group is killed, bubblewrap's init dies and the kernel ends everything inside.
  */
 export class BwrapSandbox implements Sandbox {
@@ -167,7 +175,7 @@ export class BwrapSandbox implements Sandbox {
   spawn(command: SandboxedCommand, stdio: SandboxStdio): ChildProcess {
     if (command.network && !this.options.slirp4netns) throw new SandboxError('network_unavailable', 'this worker has no slirp4netns, so it cannot give a sandboxed server a network of its own');
     const limits = { ...this.limits, ...command.limits };
-    const group = this.options.cgroups?.create(limits);
+    const group = this.options.cgroups?.create(limits, command.tenantId);
     const args = this.argumentsFor(command);
     // bubblewrap's own environment is empty: inside, /proc/1/environ is bubblewrap's. With
     // control groups, a shell joins them first and then becomes bubblewrap, so every process
@@ -277,7 +285,7 @@ export class BwrapSandbox implements Sandbox {
       ...(this.options.cgroups ? [] : [`--nproc=${limits.processes}`]),
       `--data=${limits.memoryBytes}`,
       `--cpu=${limits.cpuSeconds}`,
-      `--fsize=${limits.fileBytes}`,
+      `--fsize=${Math.max(0, Math.min(limits.fileBytes, command.writeRoom ?? Infinity))}`,
       `--nofile=${limits.openFiles}`,
       '--',
       command.command,
@@ -347,14 +355,16 @@ function systemMounts(dirs: readonly string[]): string[] {
 }
 
 /**
- * The folders a program needs to read to run: for the command and each absolute path among its
- * arguments that is not part of the system, the folder it lies in and, for a script inside a
- * package tree, the outermost `node_modules` above it (its dependencies). Only folders that
- * exist are returned.
+ * The folders a program needs to read to run: for the command and each absolute path among
+ * `operatorPaths` that is not part of the system, the folder it lies in and, for a script inside
+ * a package tree, the outermost `node_modules` above it (its dependencies). Only folders that
+ * exist are returned, and never the host's root.
+ * @param operatorPaths paths the operator wrote (its server's arguments, the command's real
+ *   path): never a user's arguments, which would choose what is mounted (`/`, the data folder).
  */
-export function installFolders(command: string, args: readonly string[], exists: (p: string) => boolean): string[] {
+export function installFolders(command: string, operatorPaths: readonly string[], exists: (p: string) => boolean): string[] {
   const out = new Set<string>();
-  for (const candidate of [command, ...args]) {
+  for (const candidate of [command, ...operatorPaths]) {
     if (!path.isAbsolute(candidate) || !exists(candidate)) continue;
     if (SYSTEM_DIRS.some((dir) => candidate === dir || candidate.startsWith(`${dir}/`))) continue;
     const parts = candidate.split('/');
@@ -364,6 +374,8 @@ export function installFolders(command: string, args: readonly string[], exists:
       continue;
     }
     const dir = path.dirname(candidate);
+    // A file at the top (`/x`) would mount the host's whole root, /proc and /sys with it.
+    if (dir === '/') continue;
     out.add(dir);
     // A script beside its project's dependencies: the nearest node_modules above it.
     for (let up = dir; up !== path.dirname(up); up = path.dirname(up)) {

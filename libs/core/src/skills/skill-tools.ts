@@ -1,6 +1,7 @@
 import type { Caller } from '../auth/caller.js';
 import type { Tool, ToolResult } from '../tools/tool.js';
 import type { Workspace } from '../workspace/workspace.js';
+import { writeRoom } from '../workspace/workspace-room.js';
 import type { Skill, SkillCatalog } from './skill-catalog.js';
 import { SkillScriptError, type SkillsSandboxExecutor } from './skills-sandbox-executor.js';
 
@@ -70,10 +71,13 @@ export function createSkillTools(
       const script = scriptName(skill, String(args.script));
       const workspace = workspaceFor(ctx.caller);
       try {
+        const workspaceRoot = await workspace.ensure();
         const r = await executor.run(skill, script, (args.args as string[] | undefined) ?? [], {
-          workspaceRoot: await workspace.ensure(),
+          workspaceRoot,
           signal: ctx.signal,
           caller: ctx.caller,
+          // A script's writes count against the quota like the file tools' (see the shell tool).
+          writeRoom: await writeRoom(workspace),
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
           ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
         });

@@ -21,8 +21,10 @@ export interface SkillRunOptions {
   workspaceRoot: string;
   /** Fires on cancel; the script is killed as on a timeout. */
   signal: AbortSignal;
-  /** Whose script it is: the sandbox runs it as that user's OS user. */
+  /** Whose script it is: the sandbox runs it as that user's OS user, within that tenant's CPU bound. */
   caller?: { tenantId: string; userId: string };
+  /** Bytes the workspace's quota has room for: no file the script writes grows past it. */
+  writeRoom?: number;
   timeoutMs?: number;
   maxOutputBytes?: number;
 }
@@ -129,7 +131,16 @@ export class SkillsSandboxExecutor {
     const file = await this.resolveScript(skill, script);
     const skillDir = await realpath(skill.dir);
     const user = options.caller ? this.sandbox.userFor?.(options.caller.tenantId, options.caller.userId) : undefined;
-    const command = { command: file, args, env: { PATH: SAFE_PATH, HOME: options.workspaceRoot, LANG: 'C.UTF-8' }, workspace: options.workspaceRoot, readOnly: [skillDir], ...(user ? { user } : {}) };
+    const command = {
+      command: file,
+      args,
+      env: { PATH: SAFE_PATH, HOME: options.workspaceRoot, LANG: 'C.UTF-8' },
+      workspace: options.workspaceRoot,
+      readOnly: [skillDir],
+      ...(user ? { user } : {}),
+      ...(options.caller ? { tenantId: options.caller.tenantId } : {}),
+      ...(options.writeRoom !== undefined ? { writeRoom: options.writeRoom } : {}),
+    };
     const outcome = await runChildProcess(command, {
       timeoutMs: options.timeoutMs ?? this.timeoutMs,
       maxOutputBytes: options.maxOutputBytes ?? this.maxOutputBytes,

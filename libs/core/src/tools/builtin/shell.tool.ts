@@ -1,4 +1,5 @@
-import { NoSandbox, type Sandbox } from '../../sandbox/sandbox.js';
+import { NoSandbox, type Sandbox, type SandboxedCommand } from '../../sandbox/sandbox.js';
+import { writeRoom } from '../../workspace/workspace-room.js';
 import type { Caller } from '../../auth/caller.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import type { Tool, ToolResult } from '../tool.js';
@@ -47,7 +48,9 @@ export function createShellTool(workspaceFor: (caller: Caller) => Workspace, opt
       const cwd = await workspace.ensure();
       try {
         const user = sandbox.userFor?.(ctx.caller.tenantId, ctx.caller.userId);
-        return await runCommand(String(args.command), cwd, { ...options.env }, sandbox, { timeoutMs, maxOutputBytes, killGraceMs, signal: ctx.signal }, user);
+        // Writes around the file tools count against the quota too: no file may grow past its room.
+        const room = await writeRoom(workspace);
+        return await runCommand(String(args.command), cwd, { ...options.env }, sandbox, { timeoutMs, maxOutputBytes, killGraceMs, signal: ctx.signal }, { tenantId: ctx.caller.tenantId, writeRoom: room, ...(user ? { user } : {}) });
       } finally {
         workspace.invalidateUsage();
       }
@@ -56,14 +59,20 @@ export function createShellTool(workspaceFor: (caller: Caller) => Workspace, opt
 }
 
 /** Runs `/bin/sh -c command` in `cwd`; `extraEnv` is added to the scrubbed base environment. */
-async function runCommand(command: string, cwd: string, extraEnv: Record<string, string>, sandbox: Sandbox, o: ChildProcessOptions, user?: { uid: number; gid: number }): Promise<ToolResult> {
+async function runCommand(command: string, cwd: string, extraEnv: Record<string, string>, sandbox: Sandbox, o: ChildProcessOptions, whose: Pick<SandboxedCommand, 'user' | 'tenantId' | 'writeRoom'>): Promise<ToolResult> {
   // In bubblewrap /tmp is the sandbox's own; with no sandbox it is the host's, shared by everyone.
   const env = { PATH: SAFE_PATH, HOME: cwd, PWD: cwd, TMPDIR: sandbox.kind === 'bwrap' ? '/tmp' : cwd, LANG: 'C.UTF-8', ...extraEnv };
-  const r = await runChildProcess({ command: '/bin/sh', args: ['-c', command], env, workspace: cwd, ...(user ? { user } : {}) }, o, sandbox);
-  const output = { exit_code: r.exitCode, ...(r.signal ? { signal: r.signal } : {}), stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}), ...(r.limitHit ? { limit: r.limitHit } : {}) };
+  const r = await runChildProcess({ command: '/bin/sh', args: ['-c', command], env, workspace: cwd, ...whose }, o, sandbox);
+  const quota = sandbox.kind === 'bwrap' && whose.writeRoom !== undefined ? `; the workspace quota had room for ${whose.writeRoom} more bytes, and no file may grow past that` : '';
+  const output = { exit_code: r.exitCode, ...(r.signal ? { signal: r.signal } : {}), stdout: r.stdout, stderr: r.stderr, ...(r.timedOut ? { timed_out: true } : {}), ...(r.limitHit ? { limit: r.limitHit } : {}), ...(quota && fileTooLarge(r) ? { limit: `a file reached its size limit${quota}` } : {}) };
   if (r.spawnError) return { success: false, output, error: `Could not start the command: ${r.spawnError.message}` };
   if (r.timedOut) return { success: false, output, error: `Command timed out after ${o.timeoutMs} ms and was killed` };
   if (r.cancelled) return { success: false, output, error: 'Command cancelled' };
   if (r.exitCode !== 0 && r.limitHit) return { success: false, output, error: `Command exited with ${r.exitCode ?? r.signal}: ${r.limitHit}` };
   return { success: r.exitCode === 0, output, ...(r.exitCode === 0 ? {} : { error: `Command exited with ${r.exitCode ?? r.signal}` }) };
+}
+
+/** Whether a command (or the shell running it, exit 128 + 25) was ended by SIGXFSZ: a file reached its size limit. */
+function fileTooLarge(r: { exitCode: number | null; signal?: NodeJS.Signals | null }): boolean {
+  return r.signal === 'SIGXFSZ' || r.exitCode === 153;
 }
