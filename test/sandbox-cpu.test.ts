@@ -1,3 +1,4 @@
+// e2e lane: alone (it saturates the CPU on purpose and compares a chat's latency with its idle figure)
 import { readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'socket.io-client';
