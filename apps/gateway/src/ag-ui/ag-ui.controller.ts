@@ -82,8 +82,9 @@ export class AgUiController {
   @HttpCode(200)
   @ApiOperation({ summary: "Stop the AG-UI thread's active run (HttpAgent's abortRun only drops the connection, which is not a stop)" })
   @ApiOkResponse({ type: CancelAnswer })
-  stop(@CurrentCaller() caller: Caller, @Param('threadId') threadId: string): Promise<CancelAnswer> {
-    return this.control.cancelSession(caller, threadId);
+  async stop(@CurrentCaller() caller: Caller, @Param('threadId') threadId: string): Promise<CancelAnswer> {
+    const session = await this.access.getNamed(caller, threadId);
+    return this.control.cancelSession(caller, session.sessionId);
   }
 
   private async runAgent(caller: Caller, assistantId: string | undefined, body: unknown, req: Request, res: Response): Promise<void> {
@@ -104,7 +105,7 @@ export class AgUiController {
         const requestIdOf = request.answers.at(-1)!.requestId;
         const runId = runOfRequest(requestIdOf);
         if (!runId) throw ApiError.notFound('hitl_request', requestIdOf);
-        const run = await this.chat.resolveRun(caller, threadId, runId);
+        const run = await this.chat.resolveRun(caller, (await this.access.findNamed(caller, threadId)).sessionId, runId);
         for (const answer of request.answers) {
           try {
             await this.control.decide(caller, answer.requestId, answer.decision, answer.message);
@@ -117,23 +118,23 @@ export class AgUiController {
       }
       case 'reattach': {
         const { cursor } = request;
-        const run = await this.chat.resolveRun(caller, threadId, cursor?.runId || undefined);
+        const run = await this.chat.resolveRun(caller, (await this.access.getNamed(caller, threadId)).sessionId, cursor?.runId || undefined);
         return { run, from: { afterSeq: cursor && (cursor.runId === '' || cursor.runId === run.runId) ? cursor.afterSeq : 0 } };
       }
     }
   }
 
   private async submit(caller: Caller, assistantId: string | undefined, threadId: string, request: Extract<ThreadRequest, { kind: 'turn' | 'tool_results' }>, clientTools: SubmitOptions['clientTools'], requestId: string): Promise<SubmittedRun> {
-    const existing = await this.access.findOwned(caller, threadId);
+    const { sessionId, session: existing } = await this.access.findNamed(caller, threadId);
     const options: SubmitOptions = clientTools?.length ? { clientTools } : {};
     if (request.kind === 'tool_results') {
       if (!existing) throw ApiError.notFound('session', threadId);
       options.toolResults = request.toolResults;
     } else if (!existing) {
-      Object.assign(options, { newSessionId: threadId, ...(request.history.length > 0 ? { history: request.history } : {}) });
+      Object.assign(options, { clientSessionId: threadId, ...(request.history.length > 0 ? { history: request.history } : {}) });
     }
     const message = request.kind === 'turn' ? request.message : '';
-    return this.chat.submit(caller, { message, ...(assistantId ? { assistant_id: assistantId } : {}), ...(existing ? { session_id: threadId } : {}) }, requestId, options);
+    return this.chat.submit(caller, { message, ...(assistantId ? { assistant_id: assistantId } : {}), ...(existing ? { session_id: sessionId } : {}) }, requestId, options);
   }
 
   /** Writes the AG-UI run: RUN_STARTED, then the DataAgent run's events past `from`, until the AG-UI run ends. */

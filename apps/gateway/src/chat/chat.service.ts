@@ -21,6 +21,7 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
 import { ControlService } from '../control/control.service.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { CLIENT_SESSION_ID_KEY, scopedSessionId } from '../sessions/client-session-id.js';
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
 import type { ChatAnswer } from './dto/chat-answer.dto.js';
 import { waitForDone } from './wait-for-done.js';
@@ -35,8 +36,11 @@ export interface SubmittedRun {
 
 /** How a chat arrives other than as one message of a DataAgent session (the OpenAI-compatible API). */
 export interface SubmitOptions {
-  /** For a new session: its id (the client chose it) instead of a generated one. */
-  newSessionId?: string;
+  /**
+   * For a new session: the id the client chose for it instead of a generated one. It is stored
+   * as the caller's own (scopedSessionId), with the chosen id in its metadata to show back.
+   */
+  clientSessionId?: string;
   /** For a new session: the conversation before this message, stored ahead of it (oldest first). */
   history?: ChatMessage[];
   /**
@@ -132,10 +136,19 @@ export class ChatService {
 
     if (!request.session_id) {
       await this.quotas.admitSession(caller);
-      const sessionId = options.newSessionId ?? randomUUID();
+      const { clientSessionId } = options;
+      const sessionId = clientSessionId === undefined ? randomUUID() : scopedSessionId(caller, clientSessionId);
       const title = (request.message || (options.history ?? []).findLast((m) => m.role === 'user')?.content || '').slice(0, 80);
       await this.rows.add({
-        session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title, ...(options.ephemeral ? { ephemeral: true } : {}) },
+        session: {
+          sessionId,
+          tenantId: caller.tenantId,
+          userId: caller.userId,
+          assistantId,
+          title,
+          ...(clientSessionId !== undefined ? { metadata: { [CLIENT_SESSION_ID_KEY]: clientSessionId } } : {}),
+          ...(options.ephemeral ? { ephemeral: true } : {}),
+        },
         ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history, options.toolResults),
       });
       return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, ...this.runInput(options) });

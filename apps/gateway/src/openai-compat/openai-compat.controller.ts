@@ -169,12 +169,17 @@ export class OpenAiCompatController {
   ): Promise<void> {
     if (!findAssistant(body.model)) throw new ApiError(404, 'model_not_found', `The model "${body.model}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
     if (body.n !== undefined && body.n > 1) throw new ApiError(400, 'unsupported_parameter', 'n greater than 1 is not supported: a run answers once', { fields: { n: ['unsupported'] } }, NO_RETRY);
-    const claim = idempotencyKey === undefined ? undefined : await this.idempotent.claim(caller, idempotencyKey, body);
     // With a key the client means to retry: leaving does not cancel the run, its retry follows it.
     const cancelOnLeave = idempotencyKey === undefined;
+    // The session as the client named it (its own name space: SessionAccess.findNamed); shown back as it sent it.
+    const clientSessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
+    if (clientSessionId !== undefined && !SESSION_ID.test(clientSessionId)) {
+      throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
+    }
+    const claim = idempotencyKey === undefined ? undefined : await this.idempotent.claim(caller, idempotencyKey, body);
     if (claim?.kind === 'replay') {
       const run = { runId: claim.runId, sessionId: claim.sessionId, tenantId: caller.tenantId };
-      res.setHeader('X-DataAgent-Session', run.sessionId);
+      res.setHeader('X-DataAgent-Session', clientSessionId ?? run.sessionId);
       res.setHeader('X-DataAgent-Run', run.runId);
       if (body.stream) await this.stream(run, body.model, res, cancelOnLeave, includeUsage(body));
       else await this.whole(run, body.model, res, cancelOnLeave);
@@ -182,7 +187,6 @@ export class OpenAiCompatController {
     }
     const { history, message, toolResults } = parseMessages(body.messages);
     const clientTools = parseClientTools(body.tools, body.tool_choice);
-    const sessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
     const modelOptions = modelOptionsOf(body);
     const options: SubmitOptions = {
       approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse',
@@ -191,10 +195,10 @@ export class OpenAiCompatController {
       ...(toolResults ? { toolResults } : {}),
     };
     let existing: string | undefined;
-    if (sessionId !== undefined) {
-      if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
-      if (await this.access.findOwned(caller, sessionId)) existing = sessionId;
-      else Object.assign(options, { newSessionId: sessionId, history });
+    if (clientSessionId !== undefined) {
+      const named = await this.access.findNamed(caller, clientSessionId);
+      if (named.session) existing = named.sessionId;
+      else Object.assign(options, { clientSessionId, history });
     } else {
       // Stateless: the client sends the whole conversation each time, so its session goes soon (DATAAGENT_OPENAI_SESSION_TTL).
       Object.assign(options, { history, ephemeral: true });
@@ -210,7 +214,7 @@ export class OpenAiCompatController {
     if (idempotencyKey !== undefined) await this.idempotent.record(caller, idempotencyKey, body, submitted);
     // The tenant comes along: a run this door cancels gives back that tenant's slot.
     const run = { ...submitted, tenantId: caller.tenantId };
-    res.setHeader('X-DataAgent-Session', run.sessionId);
+    res.setHeader('X-DataAgent-Session', clientSessionId ?? run.sessionId);
     res.setHeader('X-DataAgent-Run', run.runId);
     if (body.stream) await this.stream(run, body.model, res, cancelOnLeave, includeUsage(body));
     else await this.whole(run, body.model, res, cancelOnLeave);

@@ -96,11 +96,11 @@ export class UiChatController {
     const clientTools = parseClientTools(body.tools, undefined);
     const toolResults = clientToolOutputs(body.messages, new Set(clientTools.map((t) => t.name)));
     const message = toolResults.length > 0 ? '' : lastUserText(body.messages);
-    const existing = await this.access.findOwned(caller, chatId);
+    const { sessionId, session: existing } = await this.access.findNamed(caller, chatId);
     if (toolResults.length > 0 && !existing) throw ApiError.notFound('session', chatId);
-    const request = { message, ...(existing ? { session_id: chatId } : {}), ...(typeof body.assistant_id === 'string' && !existing ? { assistant_id: body.assistant_id } : {}) };
+    const request = { message, ...(existing ? { session_id: sessionId } : {}), ...(typeof body.assistant_id === 'string' && !existing ? { assistant_id: body.assistant_id } : {}) };
     const options: SubmitOptions = {
-      ...(existing ? {} : { newSessionId: chatId }),
+      ...(existing ? {} : { clientSessionId: chatId }),
       ...(clientTools.length > 0 ? { clientTools } : {}),
       ...(toolResults.length > 0 ? { toolResults } : {}),
     };
@@ -115,10 +115,10 @@ export class UiChatController {
   @ApiResponse({ status: 200, content: { 'text/event-stream': { schema: UI_STREAM } } })
   @ApiResponse({ status: 204, description: 'No run is active in the chat' })
   async resume(@CurrentCaller() caller: Caller, @Param('id') id: string, @Res() res: Response): Promise<void> {
-    await this.access.getOwned(caller, id);
+    const { sessionId } = await this.access.getNamed(caller, id);
     let run: SubmittedRun;
     try {
-      run = await this.chat.resolveRun(caller, id, undefined);
+      run = await this.chat.resolveRun(caller, sessionId, undefined);
     } catch (err) {
       if (err instanceof ApiError && err.errorCode === 'no_active_run') {
         res.status(204).end();
@@ -134,8 +134,9 @@ export class UiChatController {
   @HttpCode(200)
   @ApiOperation({ summary: "Stop the chat's active run (a dropped stream is not a stop)" })
   @ApiOkResponse({ type: CancelAnswer })
-  stop(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<CancelAnswer> {
-    return this.control.cancelSession(caller, id);
+  async stop(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<CancelAnswer> {
+    const { sessionId } = await this.access.getNamed(caller, id);
+    return this.control.cancelSession(caller, sessionId);
   }
 
   /**
@@ -143,11 +144,11 @@ export class UiChatController {
    * another tab, is taken as it stands) and streams the run on from the last one answered.
    */
   private async continueAfter(caller: Caller, chatId: string, approvals: ApprovalResponse[], res: Response): Promise<void> {
-    await this.access.getOwned(caller, chatId);
+    const { sessionId } = await this.access.getNamed(caller, chatId);
     for (const approval of approvals) {
       const record = await this.hitl.get(approval.id);
       // An approval of another chat is not this chat's to answer, even when it is the caller's own.
-      if (record && record.sessionId !== chatId) throw ApiError.notFound('hitl_request', approval.id);
+      if (record && record.sessionId !== sessionId) throw ApiError.notFound('hitl_request', approval.id);
       if (record?.status !== 'pending') continue;
       await this.control
         .decide(caller, approval.id, approval.approved ? 'approve' : 'reject', approval.reason ?? '')
@@ -157,8 +158,8 @@ export class UiChatController {
     }
     const last = approvals.at(-1)!;
     const record = await this.hitl.get(last.id);
-    if (!record || record.sessionId !== chatId) throw ApiError.notFound('hitl_request', last.id);
-    await this.stream({ sessionId: chatId, runId: record.runId }, res, last.id);
+    if (!record || record.sessionId !== sessionId) throw ApiError.notFound('hitl_request', last.id);
+    await this.stream({ sessionId, runId: record.runId }, res, last.id);
   }
 
   /**
