@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiDefaultResponse, ApiExtraModels, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -11,11 +11,13 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { clientSessionId } from '../sessions/client-session-id.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { A2aRpcErrorBody, A2aRpcRequestBody, A2aRpcResultBody } from './a2a-rpc.dto.js';
 import { A2aErrorFilter, A2aRpcError, RPC_CODE, rpcError, rpcErrorOf, rpcResult, type RpcId } from './a2a-rpc.js';
 import { assistantOf, decisionOf, invalidParams, messageText, taskIdOf, unsupported, type IncomingMessage, type IncomingPart } from './a2a-requests.js';
 import { A2aTaskProjection, type A2aStreamResponse, type A2aTask } from './a2a-task-projection.js';
 import { V03_METHODS, v03StreamResponse, v03Task } from './a2a-v03.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 const CONTEXT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -44,6 +46,7 @@ export class A2aController {
   ) {}
 
   /** One JSON-RPC call; the streaming methods answer as Server-Sent Events, each `data:` a JSON-RPC response. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({
@@ -120,6 +123,8 @@ export class A2aController {
     const message = (params.message ?? null) as IncomingMessage | null;
     if (!message || typeof message !== 'object') throw invalidParams('message', 'is required');
     const parts = Array.isArray(message.parts) ? (message.parts as IncomingPart[]) : [];
+    // One A2A message, all its parts (text, data, file) together.
+    holdMessagesToLimit({ parts }, 'message.parts', this.settings.server.maxMessageBytes);
     if (typeof message.taskId === 'string' && message.taskId !== '') return this.answer(caller, message.taskId, message.contextId, parts);
 
     const text = messageText(parts);

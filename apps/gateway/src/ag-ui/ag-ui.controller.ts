@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -12,8 +12,10 @@ import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { AgUiProjection, runOfRequest, type ResumePoint } from './ag-ui-events.js';
 import { readRunAgentInput, type RunAgentRequest, type ThreadRequest } from './run-agent-input.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 const RUN_AGENT_INPUT = {
   type: 'object',
@@ -54,6 +56,7 @@ export class AgUiController {
   ) {}
 
   /** Runs the default assistant on the thread. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Run the default assistant on an AG-UI thread (HttpAgent): a new turn, client tool results, an approval (resume), or a re-attach' })
@@ -65,6 +68,7 @@ export class AgUiController {
   }
 
   /** Runs the named assistant on the thread. @throws ApiError 404 for an unknown assistant. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post(':assistantId')
   @HttpCode(200)
   @ApiOperation({ summary: 'Run an assistant on an AG-UI thread (HttpAgent)' })
@@ -88,6 +92,7 @@ export class AgUiController {
   }
 
   private async runAgent(caller: Caller, assistantId: string | undefined, body: unknown, req: Request, res: Response): Promise<void> {
+    holdMessagesToLimit((body as { messages?: unknown } | null)?.messages, 'messages', this.settings.server.maxMessageBytes);
     const input = readRunAgentInput(body);
     // Everything that can be refused is refused here, before the stream's headers: HttpAgent shows an HTTP error with our body.
     const { run, from } = await this.begin(caller, assistantId, input, String(req.id ?? ''));

@@ -25,6 +25,7 @@ import { CLIENT_SESSION_ID_KEY, scopedSessionId } from '../sessions/client-sessi
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
 import type { ChatAnswer } from './dto/chat-answer.dto.js';
 import { waitForDone } from './wait-for-done.js';
+import { holdMessagesToLimit, messageTooLarge } from '../common/message-limit.js';
 
 /** How long a chat waits for another chat of its session to be admitted (enqueue and interrupt modes). */
 const ADMISSION_WAIT_MS = 5_000;
@@ -114,9 +115,9 @@ export class ChatService {
   private async submitRun(caller: Caller, request: ChatRequestDto, span: Span, requestId: string | undefined, options: SubmitOptions): Promise<SubmittedRun> {
     const { server } = this.settings;
     const bytes = Buffer.byteLength(request.message, 'utf8') + (options.toolResults ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.content, 'utf8'), 0);
-    if (bytes > server.maxMessageBytes) {
-      throw new ApiError(413, 'message_too_large', `message is ${bytes} bytes; the limit is ${server.maxMessageBytes}`, { limit: server.maxMessageBytes, size: bytes });
-    }
+    if (bytes > server.maxMessageBytes) throw messageTooLarge(bytes, server.maxMessageBytes);
+    // The conversation a new session brings is stored as it is: each of its messages is held to the same limit.
+    holdMessagesToLimit((options.history ?? []).map((m) => m.content), 'history', server.maxMessageBytes);
     const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
     const runId = randomUUID();

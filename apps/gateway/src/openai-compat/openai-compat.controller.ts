@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiDefaultResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { RedisClient } from '#transport/redis-connection.js';
@@ -18,10 +18,12 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS } from '../infra/tokens.js';
 import { IdempotentRequests } from './idempotent-requests.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { parseClientTools, parseMessages, toolSummary, wireArguments } from './chat-completions.js';
 import { ChatCompletion, ChatCompletionChunk, OpenAiModel, OpenAiModelList, type ClientToolCall, type CompletionUsage } from './openai-answers.dto.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
 import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -140,6 +142,7 @@ export class OpenAiCompatController {
    * `metadata.session_id`) it is kept as that DataAgent session: a new one stores the earlier
    * messages, an existing one already holds them and takes only the newest.
    */
+  @UseInterceptors(HoldsStreamSlot)
   @Post('chat/completions')
   @HttpCode(200)
   @ApiOperation({ summary: 'A chat completion from an assistant: one run through the queue and workers (stream: true for chunks)' })
@@ -168,6 +171,7 @@ export class OpenAiCompatController {
     @Res() res: Response,
   ): Promise<void> {
     if (!findAssistant(body.model)) throw new ApiError(404, 'model_not_found', `The model "${body.model}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
+    holdMessagesToLimit(body.messages, 'messages', this.settings.server.maxMessageBytes);
     if (body.n !== undefined && body.n > 1) throw new ApiError(400, 'unsupported_parameter', 'n greater than 1 is not supported: a run answers once', { fields: { n: ['unsupported'] } }, NO_RETRY);
     // With a key the client means to retry: leaving does not cancel the run, its retry follows it.
     const cancelOnLeave = idempotencyKey === undefined;

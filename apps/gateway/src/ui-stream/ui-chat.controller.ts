@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -13,8 +13,10 @@ import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { UiMessageProjection, type UiChunk } from './ui-message-chunks.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 /** What `useChat`'s DefaultChatTransport posts: the chat's id and its messages (UIMessage). */
 interface UiChatBody {
@@ -81,6 +83,7 @@ export class UiChatController {
    * last message is the assistant's with approvals answered (`addToolApprovalResponse`), records
    * those decisions and streams the same run on from the approval it stopped at.
    */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: "Run a turn for useChat (AI SDK UI message stream v1): the chat id is the session; the last message's text is the new message, or its answered approvals continue the waiting run" })
@@ -90,6 +93,7 @@ export class UiChatController {
   async send(@CurrentCaller() caller: Caller, @Body() body: UiChatBody, @Req() req: Request, @Res() res: Response): Promise<void> {
     const chatId = typeof body.id === 'string' && CHAT_ID.test(body.id) ? body.id : undefined;
     if (!chatId) throw invalid('id', 'must be the chat id: 1-64 letters, digits, _ or -');
+    holdMessagesToLimit(body.messages, 'messages', this.settings.server.maxMessageBytes);
     const approvals = answeredApprovals(body.messages);
     if (approvals.length > 0) return this.continueAfter(caller, chatId, approvals, res);
     if (body.assistant_id !== undefined && typeof body.assistant_id !== 'string') throw invalid('assistant_id', 'must be an assistant id');
@@ -109,6 +113,7 @@ export class UiChatController {
   }
 
   /** Resumes the chat's active run from its start (useChat `resume: true`); 204 when none is running. */
+  @UseInterceptors(HoldsStreamSlot)
   @Get(':id/stream')
   @ApiOperation({ summary: "Resume the chat's active run as a UI message stream (useChat resume); 204 when no run is active" })
   @ApiProduces('text/event-stream')
