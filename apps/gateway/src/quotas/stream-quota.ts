@@ -28,6 +28,9 @@ export type ReleaseStream = () => void;
 export class StreamQuota implements OnApplicationShutdown {
   private readonly slots: StreamSlots;
   private readonly open = new Map<string, StreamHolder>();
+  /** Of `open`, how many each key and each person hold. */
+  private readonly perKeyHere = new Map<string, number>();
+  private readonly perPersonHere = new Map<string, number>();
   /** This process's streams at most; null: no cap. */
   readonly capacity: number | null;
   private readonly gatewayId = randomUUID();
@@ -64,14 +67,18 @@ export class StreamQuota implements OnApplicationShutdown {
     const holder: StreamHolder = { tenantId: caller.tenantId, userId: caller.userId, keyId: caller.keyId ?? 'none' };
     const { maxStreamsPerKey: perKey, maxStreamsPerUser: perPerson } = this.settings.server;
     const counted = perKey > 0 || perPerson > 0;
+    // What this process holds alone already fills a cap: refused without asking Redis, so a flood costs little.
+    const here = this.heldHere(holder);
+    if (perKey > 0 && here.key >= perKey) throw keyFull(perKey);
+    if (perPerson > 0 && here.person >= perPerson) throw personFull(perPerson);
     // Held here before Redis answers: a burst on this process cannot overshoot its cap meanwhile.
-    this.open.set(slot, holder);
+    this.hold(slot, holder);
     try {
       const refused = counted ? await this.slots.take(holder, slot, { perKey, perPerson }, Date.now() + LEASE_MS) : null;
-      if (refused === 'key') throw tooMany('stream_limit', `This API key holds ${perKey} streams open, its most; close one or retry in ${RETRY_AFTER_SECONDS} s`, 'streams_per_key', perKey, RETRY_AFTER_SECONDS);
-      if (refused === 'person') throw tooMany('stream_limit', `You hold ${perPerson} streams open, your most; close one or retry in ${RETRY_AFTER_SECONDS} s`, 'streams_per_user', perPerson, RETRY_AFTER_SECONDS);
+      if (refused === 'key') throw keyFull(perKey);
+      if (refused === 'person') throw personFull(perPerson);
     } catch (err) {
-      this.open.delete(slot);
+      this.drop(slot);
       throw err;
     }
     if (counted) this.renewing();
@@ -79,10 +86,29 @@ export class StreamQuota implements OnApplicationShutdown {
     return () => {
       if (released) return;
       released = true;
-      this.open.delete(slot);
+      this.drop(slot);
       // A release that fails (Redis away) comes back when its lease ends.
       if (counted) void this.slots.release(holder, slot).catch(() => undefined);
     };
+  }
+
+  /** The streams this process holds for the holder's key and for the holder's person. */
+  private heldHere(holder: StreamHolder): { key: number; person: number } {
+    return { key: this.perKeyHere.get(keyOf(holder)) ?? 0, person: this.perPersonHere.get(personOf(holder)) ?? 0 };
+  }
+
+  private hold(slot: string, holder: StreamHolder): void {
+    this.open.set(slot, holder);
+    count(this.perKeyHere, keyOf(holder), 1);
+    count(this.perPersonHere, personOf(holder), 1);
+  }
+
+  private drop(slot: string): void {
+    const holder = this.open.get(slot);
+    if (!holder) return;
+    this.open.delete(slot);
+    count(this.perKeyHere, keyOf(holder), -1);
+    count(this.perPersonHere, personOf(holder), -1);
   }
 
   /** Renews the leases of this process's open slots, a few times a lease. */
@@ -94,4 +120,21 @@ export class StreamQuota implements OnApplicationShutdown {
     }, LEASE_MS / 3);
     this.renewal.unref();
   }
+}
+
+function keyFull(max: number): ApiError {
+  return tooMany('stream_limit', `This API key holds ${max} streams open, its most; close one or retry in ${RETRY_AFTER_SECONDS} s`, 'streams_per_key', max, RETRY_AFTER_SECONDS);
+}
+
+function personFull(max: number): ApiError {
+  return tooMany('stream_limit', `You hold ${max} streams open, your most; close one or retry in ${RETRY_AFTER_SECONDS} s`, 'streams_per_user', max, RETRY_AFTER_SECONDS);
+}
+
+const keyOf = (holder: StreamHolder) => JSON.stringify([holder.tenantId, holder.userId, holder.keyId]);
+const personOf = (holder: StreamHolder) => JSON.stringify([holder.tenantId, holder.userId]);
+
+function count(counts: Map<string, number>, name: string, by: number): void {
+  const next = (counts.get(name) ?? 0) + by;
+  if (next > 0) counts.set(name, next);
+  else counts.delete(name);
 }
