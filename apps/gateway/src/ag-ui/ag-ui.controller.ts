@@ -88,7 +88,7 @@ export class AgUiController {
   @ApiOkResponse({ type: CancelAnswer })
   async stop(@CurrentCaller() caller: Caller, @Param('threadId') threadId: string): Promise<CancelAnswer> {
     const session = await this.access.getNamed(caller, threadId);
-    return this.control.cancelSession(caller, session.sessionId);
+    return { ...(await this.control.cancelSession(caller, session.sessionId)), session_id: threadId };
   }
 
   private async runAgent(caller: Caller, assistantId: string | undefined, body: unknown, req: Request, res: Response): Promise<void> {

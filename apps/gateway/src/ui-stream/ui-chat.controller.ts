@@ -141,7 +141,7 @@ export class UiChatController {
   @ApiOkResponse({ type: CancelAnswer })
   async stop(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<CancelAnswer> {
     const { sessionId } = await this.access.getNamed(caller, id);
-    return this.control.cancelSession(caller, sessionId);
+    return { ...(await this.control.cancelSession(caller, sessionId)), session_id: id };
   }
 
   /**
