@@ -22,7 +22,7 @@ const RUN_AGENT_INPUT = {
   required: ['threadId', 'runId', 'messages'],
   description: "AG-UI 1.0 RunAgentInput, as HttpAgent sends it. The thread is the DataAgent session (created on its first run); the last message, when it is the person's, is the new turn",
   properties: {
-    threadId: { type: 'string', description: 'The thread: a DataAgent session id (1-64 letters, digits, _ or -)' },
+    threadId: { type: 'string', description: "The thread: the caller's own session by that name, created on its first run (1-64 letters, digits, _ or -)" },
     runId: { type: 'string', description: "The client's id of this AG-UI run, echoed on RUN_STARTED and RUN_FINISHED" },
     messages: { type: 'array', items: { type: 'object', additionalProperties: true }, description: 'The conversation. Last `user`: a new turn. Last `tool` (written by the client): the results of its tools. Otherwise: re-attach to the thread\'s run after the cursor the messages carry (`metadata.dataagent`)' },
     tools: { type: 'array', items: { type: 'object', additionalProperties: true }, description: "The client's own tools ({name, description, parameters}); a call to one ends the AG-UI run with it pending" },
