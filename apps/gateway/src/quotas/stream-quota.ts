@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Caller } from '#core/auth/caller.js';
 import type { RedisClient } from '#transport/redis-connection.js';
 import { StreamSlots, type StreamHolder } from '#transport/stream-slots.js';
@@ -22,7 +22,7 @@ export type ReleaseStream = () => void;
  * together (StreamSlots in Redis), and per gateway process, so no key, no person and no crowd
  * can hold the process's file descriptors. Over a person's limit the answer is 429
  * `stream_limit`, over the gateway's 503 `gateway_full`, both with Retry-After. A stream gives
- * its slot back when it closes.
+ * its slot back when it closes. While Redis does not answer, each process counts alone.
  */
 @Injectable()
 export class StreamQuota implements OnApplicationShutdown {
@@ -34,6 +34,7 @@ export class StreamQuota implements OnApplicationShutdown {
   /** This process's streams at most; null: no cap. */
   readonly capacity: number | null;
   private readonly gatewayId = randomUUID();
+  private readonly logger = new Logger('streams');
   private counter = 0;
   private renewal?: NodeJS.Timeout;
 
@@ -73,13 +74,10 @@ export class StreamQuota implements OnApplicationShutdown {
     if (perPerson > 0 && here.person >= perPerson) throw personFull(perPerson);
     // Held here before Redis answers: a burst on this process cannot overshoot its cap meanwhile.
     this.hold(slot, holder);
-    try {
-      const refused = counted ? await this.slots.take(holder, slot, { perKey, perPerson }, Date.now() + LEASE_MS) : null;
-      if (refused === 'key') throw keyFull(perKey);
-      if (refused === 'person') throw personFull(perPerson);
-    } catch (err) {
+    const refused = counted ? await this.slots.take(holder, slot, { perKey, perPerson }, Date.now() + LEASE_MS).catch((err: unknown) => this.redisAway(err)) : null;
+    if (refused) {
       this.drop(slot);
-      throw err;
+      throw refused === 'key' ? keyFull(perKey) : personFull(perPerson);
     }
     if (counted) this.renewing();
     let released = false;
@@ -90,6 +88,15 @@ export class StreamQuota implements OnApplicationShutdown {
       // A release that fails (Redis away) comes back when its lease ends.
       if (counted) void this.slots.release(holder, slot).catch(() => undefined);
     };
+  }
+
+  /**
+   * Redis did not answer: the stream is let in, counted by this process alone (its own counts
+   * already held it to both caps), so an outage does not take streams down with it.
+   */
+  private redisAway(err: unknown): null {
+    this.logger.warn(`stream slots not counted across gateways while Redis does not answer: ${err instanceof Error ? err.message : String(err)}`);
+    return null;
   }
 
   /** The streams this process holds for the holder's key and for the holder's person. */
