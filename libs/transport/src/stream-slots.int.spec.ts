@@ -36,13 +36,13 @@ describe('StreamSlots', () => {
     expect(await a.held(key1)).toEqual({ key: 3, person: 4 });
   });
 
-  it('gives a slot back on release, from either gateway', async () => {
+  it('gives a slot back from either gateway', async () => {
     const holder: StreamHolder = { ...person(), keyId: 'k' };
     const [a, b] = [new StreamSlots(redis), new StreamSlots(otherGateway)];
     const until = Date.now() + 60_000;
     for (const slot of ['s1', 's2', 's3']) expect(await a.take(holder, slot, limits, until)).toBeNull();
     expect(await b.take(holder, 's4', limits, until)).toBe('key');
-    await a.release(holder, 's2');
+    await a.giveBack(holder, 's2');
     expect(await b.take(holder, 's4', limits, until)).toBeNull();
     expect(await a.held(holder)).toEqual({ key: 3, person: 3 });
   });
@@ -63,7 +63,7 @@ describe('StreamSlots', () => {
     const holder: StreamHolder = { ...person(), keyId: 'k' };
     const slots = new StreamSlots(redis);
     expect(await slots.take(holder, 's', limits, Date.now() + 60_000)).toBeNull();
-    await slots.release(holder, 's');
+    await slots.giveBack(holder, 's');
     await slots.renew([{ holder, slot: 's' }], Date.now() + 60_000);
     expect(await slots.held(holder)).toEqual({ key: 0, person: 0 });
   });

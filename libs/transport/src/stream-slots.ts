@@ -56,7 +56,7 @@ export class StreamSlots {
   }
 
   /** Gives the slot back at once. */
-  async release(holder: StreamHolder, slot: string): Promise<void> {
+  async giveBack(holder: StreamHolder, slot: string): Promise<void> {
     const [keySet, personSet] = setsOf(holder);
     await this.redis.multi().zrem(keySet, slot).zrem(personSet, slot).exec();
   }

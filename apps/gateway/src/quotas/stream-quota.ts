@@ -86,7 +86,7 @@ export class StreamQuota implements OnApplicationShutdown {
       released = true;
       this.drop(slot);
       // A release that fails (Redis away) comes back when its lease ends.
-      if (counted) void this.slots.release(holder, slot).catch(() => undefined);
+      if (counted) void this.slots.giveBack(holder, slot).catch(() => undefined);
     };
   }
 
