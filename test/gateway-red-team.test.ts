@@ -19,6 +19,7 @@ const ALICE_OTHER_KEY = { key: 'rt-acme-alice-2', tenant: 'acme', user: 'alice' 
 const BOB = { key: 'rt-globex-bob', tenant: 'globex', user: 'bob' };
 const STREAMS_PER_KEY = 50;
 const STREAMS_PER_USER = 80;
+const GATEWAY_STREAMS = 10;
 const MESSAGE_LIMIT = 64 * 1024;
 /** The scripted model's answer when the message has no directive. */
 const ANSWER = 'Hello from the scripted LLM server.';
@@ -39,6 +40,8 @@ describe('the gateway against a hostile user of another tenant', () => {
         // Alice's hanging run must outlast the flood.
         DATAAGENT_LLM_TIMEOUT_MS: '600000',
       },
+      // A second gateway on the same Redis, whose own process holds few streams.
+      extraGateways: [{ DATAAGENT_MAX_STREAMS_PER_GATEWAY: String(GATEWAY_STREAMS) }],
     });
   }, 120_000);
   afterAll(async () => {
@@ -195,9 +198,9 @@ describe('the gateway against a hostile user of another tenant', () => {
       body?: { error_code?: string; details?: { limit?: string; max?: number } };
       close: () => void;
     }
-    function openStream(key: string, runId: string): Promise<Attempt> {
+    function openStream(key: string, runId: string, gateway = system.url): Promise<Attempt> {
       return new Promise((resolve, reject) => {
-        const url = new URL(`${system.url}/api/v1/runs/${runId}/events`);
+        const url = new URL(`${gateway}/api/v1/runs/${runId}/events`);
         const req: ClientRequest = request({ host: url.hostname, port: url.port, path: url.pathname, headers: { 'x-api-key': key }, agent: false });
         req.on('error', reject);
         req.on('response', (res: IncomingMessage) => {
@@ -240,7 +243,7 @@ describe('the gateway against a hostile user of another tenant', () => {
       return took;
     }
 
-    it('answers 429 with Retry-After past the key and person caps, gives slots back on close, and leaves bob his latency while alice holds hers', async () => {
+    it('answers 429 with Retry-After past the key and person caps on every gateway, 503 past a gateway'\''s own, gives slots back on close, and leaves bob his latency while alice holds hers', async () => {
       // Alice's run that never ends: its event stream stays open for as long as she holds it.
       const runId = await startHangingRun();
 
@@ -262,6 +265,10 @@ describe('the gateway against a hostile user of another tenant', () => {
       expect(refused).toHaveLength(2_000 - STREAMS_PER_KEY);
       expect(new Set(refused.map((a) => `${a.status} ${a.body?.error_code} ${a.body?.details?.limit} ${a.body?.details?.max} ${a.retryAfter}`))).toEqual(new Set([`429 stream_limit streams_per_key ${STREAMS_PER_KEY} 5`]));
       for (const a of refused) expect(a.body).toEqual({ error_code: 'stream_limit', message: expect.any(String), details: { limit: 'streams_per_key', max: STREAMS_PER_KEY } });
+      // Counted across gateways: the key full on the first is full on the second.
+      const elsewhere = await openStream(ALICE.key, runId, system.extraGateways[0]!.url);
+      elsewhere.close();
+      expect([elsewhere.status, elsewhere.body?.details?.limit]).toEqual([429, 'streams_per_key']);
 
       // The same person on another key: what the person's cap leaves, then 429 naming it; Socket.IO and WebSocket count too.
       const other = await Promise.all(Array.from({ length: STREAMS_PER_USER - STREAMS_PER_KEY + 1 }, () => openStream(ALICE_OTHER_KEY.key, runId)));
@@ -283,6 +290,15 @@ describe('the gateway against a hostile user of another tenant', () => {
       }, 30_000);
       const socket: Socket = await connectChat(system.url, ALICE_OTHER_KEY.key);
       socket.disconnect();
+
+      // A gateway process holds its own cap, whoever asks: the descriptor table is never the first wall.
+      const second = system.extraGateways[0]!.url;
+      const sockets = await Promise.all(Array.from({ length: GATEWAY_STREAMS }, () => connectChat(second, BOB.key)));
+      try {
+        await expect(connectChat(second, ALICE.key)).rejects.toMatchObject({ data: { error_code: 'gateway_full', details: { limit: 'streams_per_gateway', max: GATEWAY_STREAMS } } });
+      } finally {
+        for (const s of sockets) s.disconnect();
+      }
 
       // Bob's chats while alice held her streams took at most twice his idle ones (p90 against p90).
       console.log(`bob's chat p90: idle ${p90(idle).toFixed(0)} ms, while alice held her streams ${p90(busy).toFixed(0)} ms (after ${held.length + refused.length} attempts)`);
