@@ -243,7 +243,7 @@ describe('the gateway against a hostile user of another tenant', () => {
       return took;
     }
 
-    it('answers 429 with Retry-After past the key and person caps on every gateway, 503 past a gateway'\''s own, gives slots back on close, and leaves bob his latency while alice holds hers', async () => {
+    it("answers 429 with Retry-After past the key and person caps on every gateway, 503 past a gateway's own, gives slots back on close, and leaves bob his latency while alice holds hers", async () => {
       // Alice's run that never ends: its event stream stays open for as long as she holds it.
       const runId = await startHangingRun();
 
