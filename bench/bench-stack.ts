@@ -108,6 +108,9 @@ export async function startBenchStack(teardown: Teardown, options: BenchStackOpt
     DATAAGENT_QUEUE_NAME: 'bench-runs',
     DATAAGENT_API_KEYS: `${BENCH_API_KEY}:bench:load`,
     DATAAGENT_MAX_PENDING_RUNS: '1000000',
+    // The whole load comes from one key: its streams are the measure here, not a quota.
+    DATAAGENT_MAX_STREAMS_PER_KEY: '0',
+    DATAAGENT_MAX_STREAMS_PER_USER: '0',
     DATAAGENT_WORKER_CONCURRENCY: String(options.workerConcurrency),
     OPENAI_BASE_URL: llm.baseUrl,
     OPENAI_API_KEY: 'sk-bench-not-a-real-key',

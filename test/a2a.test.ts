@@ -212,7 +212,7 @@ describe('A2A', () => {
     expect(named.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
-  it("refuses another person's task as not found, whatever the method", async () => {
+  it("refuses another person's task as not found, whatever the method, and keeps their context theirs", async () => {
     const mine = (await (await client()).sendMessage(message([text('mine')]))) as Task;
     const bob = await client(OTHER_API_KEY);
     const notFound = { name: 'TaskNotFoundError' };
@@ -220,7 +220,13 @@ describe('A2A', () => {
     await expect(bob.cancelTask({ tenant: '', id: mine.id, metadata: undefined })).rejects.toMatchObject(notFound);
     await expect(read(bob.resubscribeTask({ tenant: '', id: mine.id }))).rejects.toMatchObject(notFound);
     await expect(bob.sendMessage(message([text('approve')], { taskId: mine.id }))).rejects.toMatchObject(notFound);
-    await expect(bob.sendMessage(message([text('in your context')], { contextId: mine.contextId }))).rejects.toMatchObject({ name: 'RequestMalformedError' });
+    // Naming another person's context starts a conversation of the caller's own under that name.
+    const theirs = (await bob.sendMessage(message([text('in your context')], { contextId: mine.contextId }))) as Task;
+    expect(theirs).toMatchObject({ contextId: mine.contextId, status: { state: TaskState.TASK_STATE_COMPLETED } });
+    expect(theirs.id).not.toBe(mine.id);
+    const history = async (apiKey: string) => ((await (await fetch(`${system.url}/api/v1/sessions/${mine.contextId}/messages`, { headers: { 'x-api-key': apiKey } })).json()) as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(await history(TEST_API_KEY)).toEqual(['mine']);
+    expect(await history(OTHER_API_KEY)).toEqual(['in your context']);
     await expect(bob.getTask({ tenant: '', id: randomUUID() })).rejects.toMatchObject(notFound);
   });
 

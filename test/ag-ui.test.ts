@@ -291,12 +291,17 @@ describe('AG-UI (HttpAgent)', () => {
     expect(run.finished).toEqual([{ outcome: 'success', pendingToolCallIds: [] }]);
   });
 
-  it("refuses another person's thread as not found", async () => {
+  it("keeps a thread id each person's own: another person's run on it is a thread of theirs, holding none of this one", async () => {
     const a = agent();
     say(a, 'mine');
     await a.runAgent({});
     const other = agent({ apiKey: OTHER_API_KEY, threadId: a.threadId });
     say(other, 'not yours');
-    await expect(other.runAgent({})).rejects.toMatchObject({ status: 404 });
+    const theirs = recorder();
+    await other.runAgent({}, theirs.subscriber);
+    expect(theirs.finished).toEqual([{ outcome: 'success', pendingToolCallIds: [] }]);
+    const users = async (apiKey: string) => ((await api(system.url, 'GET', `/sessions/${a.threadId}/messages`, { apiKey })).body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+    expect(await users(TEST_API_KEY)).toEqual(['mine']);
+    expect(await users(OTHER_API_KEY)).toEqual(['not yours']);
   });
 });

@@ -95,11 +95,16 @@ describe('AI SDK UI message stream', () => {
     expect(dones).toEqual([expect.objectContaining({ cancelled: true })]);
   });
 
-  it("refuses another person's chat, and a message without text", async () => {
+  it("keeps a chat id each person's own, and refuses a message without text", async () => {
     const chatId = `chat-${randomUUID().slice(0, 8)}`;
     await read(await send(chatId, 'mine'));
-    await expect(send(chatId, 'not yours', { apiKey: OTHER_API_KEY })).rejects.toThrow();
+    // Before they use it, the id names no chat of the other person's.
     expect((await fetch(`${system.url}/api/v1/ui/chat/${chatId}/stream`, { headers: { 'x-api-key': OTHER_API_KEY } })).status).toBe(404);
+    // Their message under the same id is a chat of their own, holding none of this one.
+    await read(await send(chatId, 'not yours', { apiKey: OTHER_API_KEY }));
+    const users = async (apiKey: string) => ((await api(system.url, 'GET', `/sessions/${chatId}/messages`, { apiKey })).body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+    expect(await users(TEST_API_KEY)).toEqual(['mine']);
+    expect(await users(OTHER_API_KEY)).toEqual(['not yours']);
     const empty = await api(system.url, 'POST', '/ui/chat', { apiKey: TEST_API_KEY, body: { id: chatId, messages: [{ id: 'x', role: 'user', parts: [] }] } });
     expect(empty).toMatchObject({ status: 422, body: { error_code: 'validation_failed' } });
   });

@@ -124,9 +124,13 @@ describe('OpenAI-compatible API', () => {
     );
     const history = await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY });
     expect(history.body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content)).toEqual(['first turn', 'second turn']);
-    // Another user's session id is not theirs to use.
+    // Another user naming the same session gets a conversation of their own under that name, holding none of this one.
     const other = new OpenAI({ baseURL: `${system.url}/v1`, apiKey: OTHER_API_KEY, maxRetries: 0 });
-    await expect(other.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'X-DataAgent-Session': session } })).rejects.toMatchObject({ status: 404 });
+    const theirs = await other.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'X-DataAgent-Session': session } }).withResponse();
+    expect(theirs.response.headers.get('x-dataagent-session')).toBe(session);
+    const theirHistory = await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: OTHER_API_KEY });
+    expect(theirHistory.body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content)).toEqual(['hi']);
+    expect((await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY })).body.messages).toHaveLength(history.body.messages.length);
   });
 
   it("answers errors in OpenAI's shape: bad key, unknown model, bad messages; X-API-Key works too", async () => {

@@ -20,10 +20,11 @@ describe('OpenAI-compatible sessions', () => {
     await system?.stop();
   });
 
-  /** The caller's sessions whose title holds `marker`. */
+  /** The caller's sessions whose title holds `marker`, by the ids their client knows them by. */
   async function listed(marker: string): Promise<string[]> {
     const { body } = await api(system.url, 'GET', '/sessions?limit=1000', { apiKey: TEST_API_KEY });
-    return (body.sessions as Array<{ session_id: string; title: string }>).filter((s) => s.title.includes(marker)).map((s) => s.session_id);
+    // A session the client named shows that name in its metadata (its session_id is the caller's own, scoped one).
+    return (body.sessions as Array<{ session_id: string; title: string; metadata: { client_session_id?: string } }>).filter((s) => s.title.includes(marker)).map((s) => s.metadata.client_session_id ?? s.session_id);
   }
 
   it('does not let stateless calls pile up sessions, and keeps the ones a client continues', async () => {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { RequestMethod, ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -29,6 +30,7 @@ import { followPrimaryShutdown, GatewayPrimary, gatewayUrl, isGatewayClusterProc
 import { ClusterMetricsClient } from './metrics/cluster-metrics.js';
 import { API_PREFIX } from './common/api-prefix.js';
 import { AGENT_CARD_PATH } from './a2a/agent-card.controller.js';
+import { DESCRIPTOR_RESERVE, openFilesLimit } from './infra/open-files.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -122,6 +124,10 @@ async function main(): Promise<void> {
     }
     res.status(404).json({ error_code: 'not_found', message: `Cannot ${req.method} ${req.path}: the API is under /api/v1`, details: {} });
   });
+  // The last wall before the descriptor table, past the stream caps (StreamQuota): beyond it new
+  // connections are closed at once, and Redis, MariaDB and the logs keep descriptors to work with.
+  const openFiles = openFilesLimit();
+  if (openFiles !== null) (app.getHttpServer() as Server).maxConnections = Math.max(1, openFiles - DESCRIPTOR_RESERVE / 2);
   await app.listen(server.port, server.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : server.port;

@@ -43,6 +43,13 @@ export const redisKeys = {
   quotaRequestsPerMinutePrefix: 'da:quota:rpm',
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */
   tenantRuns: (tenantId: string) => `da:tenant:{${tenantId}}:runs`,
+  /**
+   * Streams an API key holds open (SSE, WebSocket, Socket.IO) on every gateway: a sorted set of
+   * slot → lease end (ms). Tagged with its person, whose set one script checks with it.
+   */
+  keyStreams: (tenantId: string, userId: string, keyId: string) => `da:streams:{${tenantId}:${userId}}:key:${keyId}`,
+  /** Streams a person holds open on every gateway, whatever the key: a sorted set of slot → lease end (ms). */
+  personStreams: (tenantId: string, userId: string) => `da:streams:{${tenantId}:${userId}}:person`,
   sessionAdmission: (sessionId: string) => `da:session:{${sessionId}}:admission`,
   /** The session's runs that have no done yet: a hash of run id → owner (JSON `[tenant_id, user_id]`), for cancels that need no database. */
   sessionActiveRuns: (sessionId: string) => `da:session:{${sessionId}}:active-runs`,

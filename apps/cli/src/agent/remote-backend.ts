@@ -124,8 +124,9 @@ export class RemoteBackend implements AgentBackend {
 
   /** @throws GatewayError when the gateway has no such session of this key's user. */
   async resume(sessionId: string): Promise<void> {
-    await this.get(`/api/v1/sessions/${encodeURIComponent(sessionId)}`);
-    this.sessionId = sessionId;
+    // The gateway's id of the session: `sessionId` may be the name a dialect's client gave it.
+    const session = (await this.get(`/api/v1/sessions/${encodeURIComponent(sessionId)}`)) as { session_id: string };
+    this.sessionId = session.session_id;
   }
 
   /** The gateway's sessions of this key's user (`GET /api/v1/sessions`). */

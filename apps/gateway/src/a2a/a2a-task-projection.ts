@@ -67,7 +67,7 @@ export const ANSWER_ARTIFACT = 'answer';
 
 /**
  * Projects a run's events onto an A2A task, one event at a time: the task is the run (id = run
- * id, contextId = session id), its state follows the run (submitted, working, input-required
+ * id, contextId = the session's id as its client knows it), its state follows the run (submitted, working, input-required
  * while an approval waits, then completed, canceled or failed), the answer text is one artifact
  * appended chunk by chunk, and each tool call and result is a working status message with a
  * data part. {@link task} is the snapshot at the last event folded in; {@link apply} returns the
@@ -88,9 +88,15 @@ export class A2aTaskProjection {
   /** The seq of the last event folded in: where a follow continues. */
   lastSeq = 0;
 
+  /**
+   * @param taskId the run's id
+   * @param sessionId the run's session (stored id)
+   * @param contextId the context as its client knows it: the id it chose, or the session's (clientSessionId)
+   */
   constructor(
     readonly taskId: string,
-    readonly contextId: string,
+    readonly sessionId: string,
+    readonly contextId: string = sessionId,
   ) {}
 
   /** The run has ended: completed, canceled or failed. */
@@ -127,7 +133,7 @@ export class A2aTaskProjection {
       contextId: this.contextId,
       status: this.status(),
       artifacts: this.answerStarted ? [this.answerArtifact(this.answer)] : [],
-      metadata: { dataagent: { session_id: this.contextId, run_id: this.taskId, seq: this.lastSeq } },
+      metadata: { dataagent: { session_id: this.sessionId, run_id: this.taskId, seq: this.lastSeq } },
     };
   }
 

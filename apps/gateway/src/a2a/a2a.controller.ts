@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiDefaultResponse, ApiExtraModels, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -10,11 +10,14 @@ import { ControlService, hitlTimedOut } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { clientSessionId } from '../sessions/client-session-id.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { A2aRpcErrorBody, A2aRpcRequestBody, A2aRpcResultBody } from './a2a-rpc.dto.js';
 import { A2aErrorFilter, A2aRpcError, RPC_CODE, rpcError, rpcErrorOf, rpcResult, type RpcId } from './a2a-rpc.js';
 import { assistantOf, decisionOf, invalidParams, messageText, taskIdOf, unsupported, type IncomingMessage, type IncomingPart } from './a2a-requests.js';
 import { A2aTaskProjection, type A2aStreamResponse, type A2aTask } from './a2a-task-projection.js';
 import { V03_METHODS, v03StreamResponse, v03Task } from './a2a-v03.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 const CONTEXT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -43,6 +46,7 @@ export class A2aController {
   ) {}
 
   /** One JSON-RPC call; the streaming methods answer as Server-Sent Events, each `data:` a JSON-RPC response. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({
@@ -119,6 +123,8 @@ export class A2aController {
     const message = (params.message ?? null) as IncomingMessage | null;
     if (!message || typeof message !== 'object') throw invalidParams('message', 'is required');
     const parts = Array.isArray(message.parts) ? (message.parts as IncomingPart[]) : [];
+    // One A2A message, all its parts (text, data, file) together.
+    holdMessagesToLimit({ parts }, 'message.parts', this.settings.server.maxMessageBytes);
     if (typeof message.taskId === 'string' && message.taskId !== '') return this.answer(caller, message.taskId, message.contextId, parts);
 
     const text = messageText(parts);
@@ -129,14 +135,14 @@ export class A2aController {
       if (typeof message.contextId !== 'string' || !CONTEXT_ID.test(message.contextId)) throw invalidParams('message.contextId', 'must be 1-64 letters, digits, _ or -');
       contextId = message.contextId;
     }
-    const existing = contextId ? await this.access.findOwned(caller, contextId) : null;
+    const named = contextId ? await this.access.findNamed(caller, contextId) : undefined;
     const run = await this.chat.submit(
       caller,
-      { message: text, ...(existing ? { session_id: contextId } : {}), ...(assistantId ? { assistant_id: assistantId } : {}) },
+      { message: text, ...(named?.session ? { session_id: named.sessionId } : {}), ...(assistantId ? { assistant_id: assistantId } : {}) },
       requestId,
-      contextId && !existing ? { newSessionId: contextId } : {},
+      contextId && !named?.session ? { clientSessionId: contextId } : {},
     );
-    return this.replay(run);
+    return this.replay(run, contextId);
   }
 
   /** A message on a task that waits for an approval: its text ("approve", "reject") or data part (`{decision, request_id?, message?}`) decides it. */
@@ -163,8 +169,8 @@ export class A2aController {
 
   /** CancelTask: the run's cancel control message; answers the task once its `done` is in (or as it stands after the sync timeout). */
   private async cancel(caller: Caller, taskId: string): Promise<A2aTask> {
-    const run = await this.access.getOwnedRun(caller, taskId);
-    const projection = await this.replay({ sessionId: run.sessionId, runId: run.runId });
+    const projection = await this.snapshot(caller, taskId);
+    const run = { runId: projection.taskId, sessionId: projection.sessionId };
     const cancelled = !projection.final && (await this.control.cancelStarted({ runId: run.runId, sessionId: run.sessionId, tenantId: caller.tenantId }));
     if (!cancelled) {
       throw new A2aRpcError(RPC_CODE.taskNotCancelable, `Task ${taskId} has ended already (${projection.taskState})`, { error_code: 'task_not_cancelable', details: { task_id: taskId } });
@@ -176,12 +182,13 @@ export class A2aController {
   /** The caller's task as its log has it now. @throws A2aRpcError TaskNotFound for an unknown or another user's task. */
   private async snapshot(caller: Caller, taskId: string): Promise<A2aTaskProjection> {
     const run = await this.access.getOwnedRun(caller, taskId);
-    return this.replay({ sessionId: run.sessionId, runId: run.runId });
+    const { session } = await this.access.findNamed(caller, run.sessionId);
+    return this.replay({ sessionId: run.sessionId, runId: run.runId }, session ? clientSessionId(session) : run.sessionId);
   }
 
-  /** Folds the run's log, from its start to now, into a projection. */
-  private async replay(run: SubmittedRun): Promise<A2aTaskProjection> {
-    const projection = new A2aTaskProjection(run.runId, run.sessionId);
+  /** Folds the run's log, from its start to now, into a projection whose context is `contextId` (the client's name of the session). */
+  private async replay(run: SubmittedRun, contextId = run.sessionId): Promise<A2aTaskProjection> {
+    const projection = new A2aTaskProjection(run.runId, run.sessionId, contextId);
     const stop = await this.chat.follow(run, 0, (event) => projection.apply(event));
     stop();
     return projection;
@@ -192,7 +199,7 @@ export class A2aController {
     if (until(projection)) return;
     let done!: () => void;
     const settled = new Promise<void>((resolve) => (done = resolve));
-    const run = { runId: projection.taskId, sessionId: projection.contextId };
+    const run = { runId: projection.taskId, sessionId: projection.sessionId };
     const stop = await this.chat.follow(run, projection.lastSeq, (event) => {
       projection.apply(event);
       if (until(projection)) done();
@@ -212,7 +219,7 @@ export class A2aController {
       opening: frames([{ task: projection.task() }]),
       openingOnly: projection.settled,
       limit: this.settings.server.clientBufferMaxBytes,
-      follow: (listener, onEnded) => this.chat.follow({ runId: projection.taskId, sessionId: projection.contextId }, projection.lastSeq, listener, { onEnded }),
+      follow: (listener, onEnded) => this.chat.follow({ runId: projection.taskId, sessionId: projection.sessionId }, projection.lastSeq, listener, { onEnded }),
       step: (event) => ({ frames: frames(projection.apply(event)), ends: projection.settled }),
     });
   }

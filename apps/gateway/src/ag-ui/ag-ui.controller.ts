@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -12,15 +12,17 @@ import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { AgUiProjection, runOfRequest, type ResumePoint } from './ag-ui-events.js';
 import { readRunAgentInput, type RunAgentRequest, type ThreadRequest } from './run-agent-input.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 const RUN_AGENT_INPUT = {
   type: 'object',
   required: ['threadId', 'runId', 'messages'],
   description: "AG-UI 1.0 RunAgentInput, as HttpAgent sends it. The thread is the DataAgent session (created on its first run); the last message, when it is the person's, is the new turn",
   properties: {
-    threadId: { type: 'string', description: 'The thread: a DataAgent session id (1-64 letters, digits, _ or -)' },
+    threadId: { type: 'string', description: "The thread: the caller's own session by that name, created on its first run (1-64 letters, digits, _ or -)" },
     runId: { type: 'string', description: "The client's id of this AG-UI run, echoed on RUN_STARTED and RUN_FINISHED" },
     messages: { type: 'array', items: { type: 'object', additionalProperties: true }, description: 'The conversation. Last `user`: a new turn. Last `tool` (written by the client): the results of its tools. Otherwise: re-attach to the thread\'s run after the cursor the messages carry (`metadata.dataagent`)' },
     tools: { type: 'array', items: { type: 'object', additionalProperties: true }, description: "The client's own tools ({name, description, parameters}); a call to one ends the AG-UI run with it pending" },
@@ -54,6 +56,7 @@ export class AgUiController {
   ) {}
 
   /** Runs the default assistant on the thread. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Run the default assistant on an AG-UI thread (HttpAgent): a new turn, client tool results, an approval (resume), or a re-attach' })
@@ -65,6 +68,7 @@ export class AgUiController {
   }
 
   /** Runs the named assistant on the thread. @throws ApiError 404 for an unknown assistant. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post(':assistantId')
   @HttpCode(200)
   @ApiOperation({ summary: 'Run an assistant on an AG-UI thread (HttpAgent)' })
@@ -82,11 +86,13 @@ export class AgUiController {
   @HttpCode(200)
   @ApiOperation({ summary: "Stop the AG-UI thread's active run (HttpAgent's abortRun only drops the connection, which is not a stop)" })
   @ApiOkResponse({ type: CancelAnswer })
-  stop(@CurrentCaller() caller: Caller, @Param('threadId') threadId: string): Promise<CancelAnswer> {
-    return this.control.cancelSession(caller, threadId);
+  async stop(@CurrentCaller() caller: Caller, @Param('threadId') threadId: string): Promise<CancelAnswer> {
+    const session = await this.access.getNamed(caller, threadId);
+    return { ...(await this.control.cancelSession(caller, session.sessionId)), session_id: threadId };
   }
 
   private async runAgent(caller: Caller, assistantId: string | undefined, body: unknown, req: Request, res: Response): Promise<void> {
+    holdMessagesToLimit((body as { messages?: unknown } | null)?.messages, 'messages', this.settings.server.maxMessageBytes);
     const input = readRunAgentInput(body);
     // Everything that can be refused is refused here, before the stream's headers: HttpAgent shows an HTTP error with our body.
     const { run, from } = await this.begin(caller, assistantId, input, String(req.id ?? ''));
@@ -104,7 +110,7 @@ export class AgUiController {
         const requestIdOf = request.answers.at(-1)!.requestId;
         const runId = runOfRequest(requestIdOf);
         if (!runId) throw ApiError.notFound('hitl_request', requestIdOf);
-        const run = await this.chat.resolveRun(caller, threadId, runId);
+        const run = await this.chat.resolveRun(caller, (await this.access.findNamed(caller, threadId)).sessionId, runId);
         for (const answer of request.answers) {
           try {
             await this.control.decide(caller, answer.requestId, answer.decision, answer.message);
@@ -117,23 +123,23 @@ export class AgUiController {
       }
       case 'reattach': {
         const { cursor } = request;
-        const run = await this.chat.resolveRun(caller, threadId, cursor?.runId || undefined);
+        const run = await this.chat.resolveRun(caller, (await this.access.getNamed(caller, threadId)).sessionId, cursor?.runId || undefined);
         return { run, from: { afterSeq: cursor && (cursor.runId === '' || cursor.runId === run.runId) ? cursor.afterSeq : 0 } };
       }
     }
   }
 
   private async submit(caller: Caller, assistantId: string | undefined, threadId: string, request: Extract<ThreadRequest, { kind: 'turn' | 'tool_results' }>, clientTools: SubmitOptions['clientTools'], requestId: string): Promise<SubmittedRun> {
-    const existing = await this.access.findOwned(caller, threadId);
+    const { sessionId, session: existing } = await this.access.findNamed(caller, threadId);
     const options: SubmitOptions = clientTools?.length ? { clientTools } : {};
     if (request.kind === 'tool_results') {
       if (!existing) throw ApiError.notFound('session', threadId);
       options.toolResults = request.toolResults;
     } else if (!existing) {
-      Object.assign(options, { newSessionId: threadId, ...(request.history.length > 0 ? { history: request.history } : {}) });
+      Object.assign(options, { clientSessionId: threadId, ...(request.history.length > 0 ? { history: request.history } : {}) });
     }
     const message = request.kind === 'turn' ? request.message : '';
-    return this.chat.submit(caller, { message, ...(assistantId ? { assistant_id: assistantId } : {}), ...(existing ? { session_id: threadId } : {}) }, requestId, options);
+    return this.chat.submit(caller, { message, ...(assistantId ? { assistant_id: assistantId } : {}), ...(existing ? { session_id: sessionId } : {}) }, requestId, options);
   }
 
   /** Writes the AG-UI run: RUN_STARTED, then the DataAgent run's events past `from`, until the AG-UI run ends. */

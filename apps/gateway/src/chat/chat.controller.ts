@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Req, UseInterceptors } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -9,6 +9,7 @@ import { ChatService } from './chat.service.js';
 import { ChatAnswer } from './dto/chat-answer.dto.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 import { RUN_EVENT_VIEWS } from './dto/run-event.dto.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 @Controller('chat')
 export class ChatController {
@@ -16,6 +17,7 @@ export class ChatController {
 
   /** Runs one chat turn and answers when it is done: {session_id, run_id, events}. */
   @Post()
+  @UseInterceptors(HoldsStreamSlot)
   @HttpCode(200)
   @ApiOperation({ summary: 'Run one chat turn and answer when it is done: {session_id, run_id, events}' })
   @ApiExtraModels(...RUN_EVENT_VIEWS)

@@ -14,6 +14,7 @@ import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { UserSockets } from './user-sockets.js';
+import { StreamQuota } from '../quotas/stream-quota.js';
 
 interface SocketData {
   caller: Caller;
@@ -34,6 +35,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
     private readonly userSockets: UserSockets,
     @Inject(SETTINGS) private readonly settings: GatewaySettings,
     private readonly metrics: Metrics,
+    private readonly streams: StreamQuota,
   ) {}
 
   afterInit(namespace: Namespace): void {
@@ -46,6 +48,11 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
           (socket.data as SocketData).caller = caller;
           // Connected only once user events published from now on reach this socket.
           await this.userSockets.ready();
+          // Held as long as the engine.io connection lives, whether or not the namespace connects.
+          const release = await this.streams.take(caller);
+          socket.conn.once('close', release);
+          socket.once('disconnect', release);
+          if (socket.conn.readyState === 'closed') release();
           next();
         })
         .catch((err: unknown) => {

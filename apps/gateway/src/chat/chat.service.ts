@@ -21,9 +21,11 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS, STORE } from '../infra/tokens.js';
 import { ControlService } from '../control/control.service.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { CLIENT_SESSION_ID_KEY, scopedSessionId } from '../sessions/client-session-id.js';
 import type { ChatRequestDto } from './dto/chat-request.dto.js';
 import type { ChatAnswer } from './dto/chat-answer.dto.js';
 import { waitForDone } from './wait-for-done.js';
+import { holdMessagesToLimit, messageTooLarge } from '../common/message-limit.js';
 
 /** How long a chat waits for another chat of its session to be admitted (enqueue and interrupt modes). */
 const ADMISSION_WAIT_MS = 5_000;
@@ -35,8 +37,11 @@ export interface SubmittedRun {
 
 /** How a chat arrives other than as one message of a DataAgent session (the OpenAI-compatible API). */
 export interface SubmitOptions {
-  /** For a new session: its id (the client chose it) instead of a generated one. */
-  newSessionId?: string;
+  /**
+   * For a new session: the id the client chose for it instead of a generated one. It is stored
+   * as the caller's own (scopedSessionId), with the chosen id in its metadata to show back.
+   */
+  clientSessionId?: string;
   /** For a new session: the conversation before this message, stored ahead of it (oldest first). */
   history?: ChatMessage[];
   /**
@@ -110,9 +115,9 @@ export class ChatService {
   private async submitRun(caller: Caller, request: ChatRequestDto, span: Span, requestId: string | undefined, options: SubmitOptions): Promise<SubmittedRun> {
     const { server } = this.settings;
     const bytes = Buffer.byteLength(request.message, 'utf8') + (options.toolResults ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.content, 'utf8'), 0);
-    if (bytes > server.maxMessageBytes) {
-      throw new ApiError(413, 'message_too_large', `message is ${bytes} bytes; the limit is ${server.maxMessageBytes}`, { limit: server.maxMessageBytes, size: bytes });
-    }
+    if (bytes > server.maxMessageBytes) throw messageTooLarge(bytes, server.maxMessageBytes);
+    // The conversation a new session brings is stored as it is: each of its messages is held to the same limit.
+    holdMessagesToLimit((options.history ?? []).map((m) => m.content), 'history', server.maxMessageBytes);
     const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
     const runId = randomUUID();
@@ -132,10 +137,19 @@ export class ChatService {
 
     if (!request.session_id) {
       await this.quotas.admitSession(caller);
-      const sessionId = options.newSessionId ?? randomUUID();
+      const { clientSessionId } = options;
+      const sessionId = clientSessionId === undefined ? randomUUID() : scopedSessionId(caller, clientSessionId);
       const title = (request.message || (options.history ?? []).findLast((m) => m.role === 'user')?.content || '').slice(0, 80);
       await this.rows.add({
-        session: { sessionId, tenantId: caller.tenantId, userId: caller.userId, assistantId, title, ...(options.ephemeral ? { ephemeral: true } : {}) },
+        session: {
+          sessionId,
+          tenantId: caller.tenantId,
+          userId: caller.userId,
+          assistantId,
+          title,
+          ...(clientSessionId !== undefined ? { metadata: { [CLIENT_SESSION_ID_KEY]: clientSessionId } } : {}),
+          ...(options.ephemeral ? { ephemeral: true } : {}),
+        },
         ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history, options.toolResults),
       });
       return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, ...this.runInput(options) });

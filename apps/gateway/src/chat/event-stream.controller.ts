@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, type OnApplicationShutdown, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, type OnApplicationShutdown, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MAX_SEQ, type EventDict } from '#core/events/execution-event.js';
@@ -16,6 +16,7 @@ import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 import { RUN_EVENT_VIEWS } from './dto/run-event.dto.js';
 import { StreamTicketDto } from './dto/stream-ticket.dto.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 /** The body of an event stream, for the OpenAPI document: each `data` is one of the run event schemas. */
 const EVENT_STREAM = {
@@ -48,6 +49,7 @@ export class EventStreamController implements OnApplicationShutdown {
   }
 
   /** Runs one chat turn and streams its events as text/event-stream until done. */
+  @UseInterceptors(HoldsStreamSlot)
   @Post('chat/stream')
   @HttpCode(200)
   @ApiOperation({ summary: 'Run one chat turn and stream its events as Server-Sent Events until done' })
@@ -75,6 +77,7 @@ export class EventStreamController implements OnApplicationShutdown {
   }
 
   /** Replays a run's events after Last-Event-ID (or ?after_seq), then streams live ones until done. */
+  @UseInterceptors(HoldsStreamSlot)
   @Get('runs/:runId/events')
   @AcceptsStreamTicket()
   @ApiOperation({ summary: "Replay a run's events after Last-Event-ID (or after_seq), then stream live ones until done; 204 when the run had already ended there. A run's `error` events are named `run_error` on this stream" })

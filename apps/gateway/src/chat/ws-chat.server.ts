@@ -13,6 +13,7 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { OriginPolicy } from '../infra/origin-policy.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { StreamQuota } from '../quotas/stream-quota.js';
 import { ChatConnection } from './chat-connection.js';
 import { DROP_GRACE_MS } from './client-limits.js';
 import { ChatService } from './chat.service.js';
@@ -53,6 +54,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly origins: OriginPolicy,
     private readonly userSockets: UserSockets,
     private readonly metrics: Metrics,
+    private readonly streams: StreamQuota,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -104,6 +106,10 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       await this.access.getOwned(caller, sessionId);
       // Opened only once user events published from now on reach this socket.
       await this.userSockets.ready();
+      // Held as long as the connection lives, the WebSocket's closing included.
+      const release = await this.streams.take(caller);
+      socket.once('close', release);
+      if (socket.destroyed) release();
     } catch (err) {
       refuse(socket, toApiError(err));
       return;
@@ -178,10 +184,11 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
 function refuse(socket: Duplex, error: ApiError): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(error.toBody());
+  const headers = Object.entries(error.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.once('finish', () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
-      'Connection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

@@ -32,6 +32,27 @@ export class ServerConfig {
   @Env('DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT', 'int') @IsOptional() @IsInt() @Min(0)
   maxConcurrentRunsPerTenant?: number;
 
+  /**
+   * Streams one API key may hold open at once on all gateways together: SSE (the native stream,
+   * AG-UI, the AI SDK's, A2A's, the OpenAI-compatible ones), plain WebSockets and Socket.IO
+   * connections. Another gets 429 `stream_limit`; closing one gives its slot back. 0: no limit.
+   */
+  @Env('DATAAGENT_MAX_STREAMS_PER_KEY', 'int') @IsInt() @Min(0)
+  maxStreamsPerKey = 100;
+
+  /** Streams one person may hold open at once, whatever their keys (429 `stream_limit`); 0: no limit. */
+  @Env('DATAAGENT_MAX_STREAMS_PER_USER', 'int') @IsInt() @Min(0)
+  maxStreamsPerUser = 200;
+
+  /**
+   * Streams one gateway process holds open at once, everyone's together; another gets 503
+   * `gateway_full` with Retry-After, well before the process runs out of file descriptors.
+   * Unset: half the process's open-files limit. A gateway whose setting leaves fewer than 1,024
+   * descriptors for everything else does not start.
+   */
+  @Env('DATAAGENT_MAX_STREAMS_PER_GATEWAY', 'int') @IsOptional() @IsInt() @Min(1)
+  maxStreamsPerGateway?: number;
+
   /** Sessions one user may keep (429 `session_limit` for another); 0: no limit. */
   @Env('DATAAGENT_MAX_SESSIONS_PER_USER', 'int') @IsInt() @Min(0)
   maxSessionsPerUser = 0;

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiDefaultResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { RedisClient } from '#transport/redis-connection.js';
@@ -18,10 +18,12 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS } from '../infra/tokens.js';
 import { IdempotentRequests } from './idempotent-requests.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { parseClientTools, parseMessages, toolSummary, wireArguments } from './chat-completions.js';
 import { ChatCompletion, ChatCompletionChunk, OpenAiModel, OpenAiModelList, type ClientToolCall, type CompletionUsage } from './openai-answers.dto.js';
 import { OpenAiErrorBody } from './openai-error-body.dto.js';
 import { OpenAiErrorFilter, openAiErrorBody } from './openai-errors.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -140,6 +142,7 @@ export class OpenAiCompatController {
    * `metadata.session_id`) it is kept as that DataAgent session: a new one stores the earlier
    * messages, an existing one already holds them and takes only the newest.
    */
+  @UseInterceptors(HoldsStreamSlot)
   @Post('chat/completions')
   @HttpCode(200)
   @ApiOperation({ summary: 'A chat completion from an assistant: one run through the queue and workers (stream: true for chunks)' })
@@ -168,13 +171,19 @@ export class OpenAiCompatController {
     @Res() res: Response,
   ): Promise<void> {
     if (!findAssistant(body.model)) throw new ApiError(404, 'model_not_found', `The model "${body.model}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
+    holdMessagesToLimit(body.messages, 'messages', this.settings.server.maxMessageBytes);
     if (body.n !== undefined && body.n > 1) throw new ApiError(400, 'unsupported_parameter', 'n greater than 1 is not supported: a run answers once', { fields: { n: ['unsupported'] } }, NO_RETRY);
-    const claim = idempotencyKey === undefined ? undefined : await this.idempotent.claim(caller, idempotencyKey, body);
     // With a key the client means to retry: leaving does not cancel the run, its retry follows it.
     const cancelOnLeave = idempotencyKey === undefined;
+    // The session as the client named it (its own name space: SessionAccess.findNamed); shown back as it sent it.
+    const clientSessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
+    if (clientSessionId !== undefined && !SESSION_ID.test(clientSessionId)) {
+      throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
+    }
+    const claim = idempotencyKey === undefined ? undefined : await this.idempotent.claim(caller, idempotencyKey, body);
     if (claim?.kind === 'replay') {
       const run = { runId: claim.runId, sessionId: claim.sessionId, tenantId: caller.tenantId };
-      res.setHeader('X-DataAgent-Session', run.sessionId);
+      res.setHeader('X-DataAgent-Session', clientSessionId ?? run.sessionId);
       res.setHeader('X-DataAgent-Run', run.runId);
       if (body.stream) await this.stream(run, body.model, res, cancelOnLeave, includeUsage(body));
       else await this.whole(run, body.model, res, cancelOnLeave);
@@ -182,7 +191,6 @@ export class OpenAiCompatController {
     }
     const { history, message, toolResults } = parseMessages(body.messages);
     const clientTools = parseClientTools(body.tools, body.tool_choice);
-    const sessionId = sessionHeader ?? (typeof body.metadata?.session_id === 'string' ? body.metadata.session_id : undefined);
     const modelOptions = modelOptionsOf(body);
     const options: SubmitOptions = {
       approvals: this.settings.server.openAiApprovals === 'approve' ? 'approve' : 'refuse',
@@ -191,10 +199,10 @@ export class OpenAiCompatController {
       ...(toolResults ? { toolResults } : {}),
     };
     let existing: string | undefined;
-    if (sessionId !== undefined) {
-      if (!SESSION_ID.test(sessionId)) throw new ApiError(400, 'invalid_request', 'X-DataAgent-Session must be 1-64 letters, digits, _ or -', { fields: { session_id: ['invalid'] } });
-      if (await this.access.findOwned(caller, sessionId)) existing = sessionId;
-      else Object.assign(options, { newSessionId: sessionId, history });
+    if (clientSessionId !== undefined) {
+      const named = await this.access.findNamed(caller, clientSessionId);
+      if (named.session) existing = named.sessionId;
+      else Object.assign(options, { clientSessionId, history });
     } else {
       // Stateless: the client sends the whole conversation each time, so its session goes soon (DATAAGENT_OPENAI_SESSION_TTL).
       Object.assign(options, { history, ephemeral: true });
@@ -210,7 +218,7 @@ export class OpenAiCompatController {
     if (idempotencyKey !== undefined) await this.idempotent.record(caller, idempotencyKey, body, submitted);
     // The tenant comes along: a run this door cancels gives back that tenant's slot.
     const run = { ...submitted, tenantId: caller.tenantId };
-    res.setHeader('X-DataAgent-Session', run.sessionId);
+    res.setHeader('X-DataAgent-Session', clientSessionId ?? run.sessionId);
     res.setHeader('X-DataAgent-Run', run.runId);
     if (body.stream) await this.stream(run, body.model, res, cancelOnLeave, includeUsage(body));
     else await this.whole(run, body.model, res, cancelOnLeave);

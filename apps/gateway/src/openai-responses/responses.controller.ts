@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { ApiDefaultResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { findAssistant } from '#core/config/assistant-catalog.js';
@@ -16,9 +16,11 @@ import { SETTINGS } from '../infra/tokens.js';
 import { OpenAiErrorBody } from '../openai-compat/openai-error-body.dto.js';
 import { OpenAiErrorFilter } from '../openai-compat/openai-errors.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { parseInput, parseResponseTools, type ResponseInput } from './response-input.js';
 import { ResponseProjection, responseIdOf, windowOf, type ResponseObject, type ResponseWindow } from './response-projection.js';
 import { CreateResponseDto, ResponseObjectDto } from './responses.dto.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 /** How long a cancel waits for the run's `done` before it answers with the response as it stands. */
 const CANCEL_WAIT_MS = 10_000;
@@ -60,12 +62,15 @@ export class ResponsesController {
    * the next step of that response's conversation (a new message, the outputs of its function
    * calls, or the answer to its approval request, which continues the same run).
    */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Create a response (OpenAI Responses API): one run of an assistant, streamed with stream: true, or at once with background: true' })
   @ApiOkResponse({ description: 'The response, or with `stream: true` its events', content: { 'application/json': { schema: { $ref: getSchemaPath(ResponseObjectDto) } }, ...RESPONSE_STREAM } })
   async create(@CurrentCaller() caller: Caller, @Body() body: CreateResponseDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     if (!findAssistant(body.model)) throw new ApiError(404, 'model_not_found', `The model "${body.model}" does not exist: GET /v1/models lists the assistants`, { fields: { model: ['unknown'] } });
+    holdMessagesToLimit(body.input, 'input', this.settings.server.maxMessageBytes);
+    holdMessagesToLimit(body.instructions, 'instructions', this.settings.server.maxMessageBytes);
     const previous = body.previous_response_id === undefined ? undefined : await this.ownedResponse(caller, body.previous_response_id, 'previous_response_id');
     const input = parseInput(body.input, previous !== undefined);
     if (previous && body.instructions !== undefined) {
@@ -80,6 +85,7 @@ export class ResponsesController {
   }
 
   /** The response as its run's log has it now; with `stream=true`, its events after `starting_after`, then live ones until it ends. */
+  @UseInterceptors(HoldsStreamSlot)
   @Get(':id')
   @ApiOperation({ summary: 'A response as it is now, built from its run; stream=true replays its events after starting_after, then follows it' })
   @ApiQuery({ name: 'stream', required: false, type: Boolean, description: 'Stream the events instead' })

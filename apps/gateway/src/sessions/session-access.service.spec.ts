@@ -1,6 +1,7 @@
 import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore, RunRecord, SessionRecord } from '#core/session/session-store.js';
 import { SessionAccess } from './session-access.service.js';
+import { scopedSessionId } from './client-session-id.js';
 
 const alice: Caller = { tenantId: 'acme', userId: 'alice', role: 'user' };
 const session = (sessionId: string, tenantId: string, userId: string) => ({ sessionId, tenantId, userId }) as SessionRecord;
@@ -29,12 +30,17 @@ describe('SessionAccess', () => {
     expect(await outcome(a.getOwned(alice, 's-missing'))).toBe('404 session_not_found');
   });
 
-  it('finds a session a client may create: null when missing, 404 when foreign', async () => {
+  it('finds a session by the name its client chose in that client\'s own name space', async () => {
     const a = access();
-    expect((await a.findOwned(alice, 's-alice'))?.sessionId).toBe('s-alice');
-    expect(await a.findOwned(alice, 's-missing')).toBeNull();
-    expect(await outcome(a.findOwned(alice, 's-bob'))).toBe('404 session_not_found');
-    expect(await outcome(a.findOwned(alice, 's-other'))).toBe('404 session_not_found');
+    // A session the server named, the caller's: found by that id.
+    expect(await a.findNamed(alice, 's-alice')).toMatchObject({ sessionId: 's-alice', session: { sessionId: 's-alice' } });
+    // Another person's id, or one nobody uses: the caller's own (new) session of that name, the same answer.
+    const bobs = await a.findNamed(alice, 's-bob');
+    const nobodys = await a.findNamed(alice, 's-missing');
+    expect(bobs).toEqual({ sessionId: scopedSessionId(alice, 's-bob'), session: null });
+    expect(nobodys).toEqual({ sessionId: scopedSessionId(alice, 's-missing'), session: null });
+    expect(await outcome(a.getNamed(alice, 's-bob'))).toBe('404 session_not_found');
+    expect(await outcome(a.getNamed(alice, 's-other'))).toBe('404 session_not_found');
   });
 
   it("answers another user's run, or a run of another session, as missing", async () => {

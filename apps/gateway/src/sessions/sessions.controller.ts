@@ -42,6 +42,11 @@ export class UpdateSessionDto {
   title: string;
 }
 
+/**
+ * The caller's sessions. `:id` is a session's id, or the id the caller chose for one through a
+ * dialect (an AG-UI thread, a useChat id, an X-DataAgent-Session, an A2A context), which names
+ * the caller's own session only (SessionAccess.findNamed).
+ */
 @Controller('sessions')
 export class SessionsController {
   constructor(
@@ -77,8 +82,8 @@ export class SessionsController {
   @ApiOperation({ summary: 'One session with its message count' })
   @ApiOkResponse({ type: SessionDetail })
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<SessionDetail> {
-    const session = await this.access.getOwned(caller, id);
-    return { ...sessionView(session), message_count: await this.store.messages.count(id) };
+    const session = await this.access.getNamed(caller, id);
+    return { ...sessionView(session), message_count: await this.store.messages.count(session.sessionId) };
   }
 
   /** Renames the session (the title a chat list shows). */
@@ -86,8 +91,8 @@ export class SessionsController {
   @ApiOperation({ summary: 'Rename the session' })
   @ApiOkResponse({ type: SessionView })
   async update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: UpdateSessionDto): Promise<SessionView> {
-    await this.access.getOwned(caller, id);
-    const session = await this.store.sessions.update(id, { title: body.title.trim() });
+    const { sessionId } = await this.access.getNamed(caller, id);
+    const session = await this.store.sessions.update(sessionId, { title: body.title.trim() });
     if (!session) throw ApiError.notFound('session', id);
     return sessionView(session);
   }
@@ -97,10 +102,10 @@ export class SessionsController {
   @ApiOperation({ summary: 'Delete the session with its history and runs (its active runs are cancelled first)' })
   @ApiOkResponse({ type: SessionDeleted })
   async remove(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<SessionDeleted> {
-    await this.access.getOwned(caller, id);
+    const { sessionId } = await this.access.getNamed(caller, id);
     // The worker stops at its next step; rows it still writes are purged when its run ends.
-    await this.control.cancelSession(caller, id);
-    await this.store.sessions.delete(id);
+    await this.control.cancelSession(caller, sessionId);
+    await this.store.sessions.delete(sessionId);
     await this.mcpReleases.sessionsEnded([caller]);
     return { session_id: id, deleted: true };
   }
@@ -110,8 +115,8 @@ export class SessionsController {
   @ApiOperation({ summary: "The session's messages, oldest first" })
   @ApiOkResponse({ type: MessageList })
   async messages(@CurrentCaller() caller: Caller, @Param('id') id: string, @Query() page: PageQueryDto): Promise<MessageList> {
-    await this.access.getOwned(caller, id);
-    const [messages, total] = await Promise.all([this.store.messages.list(id, page), this.store.messages.count(id)]);
+    const { sessionId } = await this.access.getNamed(caller, id);
+    const [messages, total] = await Promise.all([this.store.messages.list(sessionId, page), this.store.messages.count(sessionId)]);
     return {
       session_id: id,
       total,

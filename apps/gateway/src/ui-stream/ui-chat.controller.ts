@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Caller } from '#core/auth/caller.js';
@@ -13,8 +13,10 @@ import { ControlService, hitlTimedOut } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
+import { holdMessagesToLimit } from '../common/message-limit.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { UiMessageProjection, type UiChunk } from './ui-message-chunks.js';
+import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 
 /** What `useChat`'s DefaultChatTransport posts: the chat's id and its messages (UIMessage). */
 interface UiChatBody {
@@ -81,6 +83,7 @@ export class UiChatController {
    * last message is the assistant's with approvals answered (`addToolApprovalResponse`), records
    * those decisions and streams the same run on from the approval it stopped at.
    */
+  @UseInterceptors(HoldsStreamSlot)
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: "Run a turn for useChat (AI SDK UI message stream v1): the chat id is the session; the last message's text is the new message, or its answered approvals continue the waiting run" })
@@ -90,17 +93,18 @@ export class UiChatController {
   async send(@CurrentCaller() caller: Caller, @Body() body: UiChatBody, @Req() req: Request, @Res() res: Response): Promise<void> {
     const chatId = typeof body.id === 'string' && CHAT_ID.test(body.id) ? body.id : undefined;
     if (!chatId) throw invalid('id', 'must be the chat id: 1-64 letters, digits, _ or -');
+    holdMessagesToLimit(body.messages, 'messages', this.settings.server.maxMessageBytes);
     const approvals = answeredApprovals(body.messages);
     if (approvals.length > 0) return this.continueAfter(caller, chatId, approvals, res);
     if (body.assistant_id !== undefined && typeof body.assistant_id !== 'string') throw invalid('assistant_id', 'must be an assistant id');
     const clientTools = parseClientTools(body.tools, undefined);
     const toolResults = clientToolOutputs(body.messages, new Set(clientTools.map((t) => t.name)));
     const message = toolResults.length > 0 ? '' : lastUserText(body.messages);
-    const existing = await this.access.findOwned(caller, chatId);
+    const { sessionId, session: existing } = await this.access.findNamed(caller, chatId);
     if (toolResults.length > 0 && !existing) throw ApiError.notFound('session', chatId);
-    const request = { message, ...(existing ? { session_id: chatId } : {}), ...(typeof body.assistant_id === 'string' && !existing ? { assistant_id: body.assistant_id } : {}) };
+    const request = { message, ...(existing ? { session_id: sessionId } : {}), ...(typeof body.assistant_id === 'string' && !existing ? { assistant_id: body.assistant_id } : {}) };
     const options: SubmitOptions = {
-      ...(existing ? {} : { newSessionId: chatId }),
+      ...(existing ? {} : { clientSessionId: chatId }),
       ...(clientTools.length > 0 ? { clientTools } : {}),
       ...(toolResults.length > 0 ? { toolResults } : {}),
     };
@@ -109,16 +113,17 @@ export class UiChatController {
   }
 
   /** Resumes the chat's active run from its start (useChat `resume: true`); 204 when none is running. */
+  @UseInterceptors(HoldsStreamSlot)
   @Get(':id/stream')
   @ApiOperation({ summary: "Resume the chat's active run as a UI message stream (useChat resume); 204 when no run is active" })
   @ApiProduces('text/event-stream')
   @ApiResponse({ status: 200, content: { 'text/event-stream': { schema: UI_STREAM } } })
   @ApiResponse({ status: 204, description: 'No run is active in the chat' })
   async resume(@CurrentCaller() caller: Caller, @Param('id') id: string, @Res() res: Response): Promise<void> {
-    await this.access.getOwned(caller, id);
+    const { sessionId } = await this.access.getNamed(caller, id);
     let run: SubmittedRun;
     try {
-      run = await this.chat.resolveRun(caller, id, undefined);
+      run = await this.chat.resolveRun(caller, sessionId, undefined);
     } catch (err) {
       if (err instanceof ApiError && err.errorCode === 'no_active_run') {
         res.status(204).end();
@@ -134,8 +139,9 @@ export class UiChatController {
   @HttpCode(200)
   @ApiOperation({ summary: "Stop the chat's active run (a dropped stream is not a stop)" })
   @ApiOkResponse({ type: CancelAnswer })
-  stop(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<CancelAnswer> {
-    return this.control.cancelSession(caller, id);
+  async stop(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<CancelAnswer> {
+    const { sessionId } = await this.access.getNamed(caller, id);
+    return { ...(await this.control.cancelSession(caller, sessionId)), session_id: id };
   }
 
   /**
@@ -144,11 +150,11 @@ export class UiChatController {
    * and streams the run on from the last one answered.
    */
   private async continueAfter(caller: Caller, chatId: string, approvals: ApprovalResponse[], res: Response): Promise<void> {
-    await this.access.getOwned(caller, chatId);
+    const { sessionId } = await this.access.getNamed(caller, chatId);
     for (const approval of approvals) {
       const record = await this.hitl.get(approval.id);
       // An approval of another chat is not this chat's to answer, even when it is the caller's own.
-      if (record && record.sessionId !== chatId) throw ApiError.notFound('hitl_request', approval.id);
+      if (record && record.sessionId !== sessionId) throw ApiError.notFound('hitl_request', approval.id);
       // Expired unanswered: the approval comes too late, as at every door (409 timeout).
       if (record?.status === 'timeout') throw hitlTimedOut(approval.id);
       if (record?.status !== 'pending') continue;
@@ -160,8 +166,8 @@ export class UiChatController {
     }
     const last = approvals.at(-1)!;
     const record = await this.hitl.get(last.id);
-    if (!record || record.sessionId !== chatId) throw ApiError.notFound('hitl_request', last.id);
-    await this.stream({ sessionId: chatId, runId: record.runId }, res, last.id);
+    if (!record || record.sessionId !== sessionId) throw ApiError.notFound('hitl_request', last.id);
+    await this.stream({ sessionId, runId: record.runId }, res, last.id);
   }
 
   /**
