@@ -337,7 +337,6 @@ async function installDataDir(dataDir) {
   const installer = findExecutable('mariadb-install-db') ?? findExecutable('mysql_install_db');
   if (!installer) throw new Error('mariadb-install-db is not installed (run ensureServerPackages() first).');
   const staging = `${dataDir}.installing`;
-  await rm(staging, { recursive: true, force: true });
   await rm(dataDir, { recursive: true, force: true });
   const args = [
     '--no-defaults',
@@ -347,18 +346,25 @@ async function installDataDir(dataDir) {
     '--skip-name-resolve',
     ...(isRoot ? ['--user=root'] : []),
   ];
-  // Asynchronous so that a Redis started alongside keeps being probed meanwhile.
-  const child = spawn(installer, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const [code, signal] = await new Promise((resolve) => {
-    child.once('error', (error) => resolve([null, error.message]));
-    child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
-  });
-  if (code !== 0) {
-    const tail = output.trim().split('\n').slice(-20).join('\n');
-    throw new Error(`${path.basename(installer)} failed (exit ${code ?? signal}):\n${tail}`);
+  // Seen once in a fresh-clone run with two test lanes starting together: the installer exited 1
+  // and what it printed last did not say why. Its ERROR lines are kept, and it gets another try.
+  for (let attempt = 1; ; attempt++) {
+    await rm(staging, { recursive: true, force: true });
+    // Asynchronous so that a Redis started alongside keeps being probed meanwhile.
+    const child = spawn(installer, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const [code, signal] = await new Promise((resolve) => {
+      child.once('error', (error) => resolve([null, error.message]));
+      child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
+    });
+    if (code === 0) break;
+    const lines = output.trim().split('\n');
+    const errors = lines.filter((line) => /\berror\b/i.test(line)).slice(0, 20);
+    const message = `${path.basename(installer)} failed (exit ${code ?? signal}, attempt ${attempt} of 3):\n${[...errors, '…', ...lines.slice(-10)].join('\n')}`;
+    if (attempt === 3) throw new Error(message);
+    process.stderr.write(`[local-services] ${message}\n[local-services] trying again\n`);
   }
   await rename(staging, dataDir);
 }
