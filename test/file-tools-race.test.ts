@@ -12,7 +12,7 @@ import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 const KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:globex:bob`;
 /** How long alice's command swaps folders for symlinks, and how many runs of file tools go at once meanwhile. */
 const SWAP_SECONDS = 30;
-const RUNS_AT_ONCE = 40;
+const RUNS_AT_ONCE = 200;
 /** A user the worker runs as in the second case: an unprivileged uid with no other rights here. */
 const UNPRIVILEGED: ProcessUser = { uid: 4242, gid: 4242 };
 
@@ -49,6 +49,11 @@ describe.each([
         // alice approves all her own calls; the race does not depend on it.
         DATAAGENT_HITL_TOOLS: 'none',
         DATAAGENT_MAX_TOOL_CALLS: '10',
+        // All of alice's runs at once, on one worker: the tenant's run limit would hold them back.
+        DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT: '0',
+        DATAAGENT_WORKER_CONCURRENCY: String(RUNS_AT_ONCE + 10),
+        // alice sends each round's chats on one socket at once.
+        DATAAGENT_CLIENT_MESSAGES_PER_SECOND: String(RUNS_AT_ONCE * 4),
         DATAAGENT_TOOL_TIMEOUT_MS: String((SWAP_SECONDS + 30) * 1000),
       },
       ...(workerUser ? { workerUser } : {}),
