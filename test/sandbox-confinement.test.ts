@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Socket } from 'socket.io-client';
-import type { EventDict, ToolResultEventDict } from '#core/events/execution-event.js';
+import type { ToolResultEventDict } from '#core/events/execution-event.js';
 import { SYSTEM_DIRS } from '#core/sandbox/sandbox.js';
+import { approvingRunner, commandOutput } from './support/red-team.js';
 import { api, connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat, sendMessage } from './support/event-waits.js';
+import { EventCollector } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 import type { WorkerProcess } from './support/app-processes.js';
 
@@ -74,42 +75,8 @@ describe('sandbox: mounts, inherited descriptors and the workspace quota against
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Runs `message` as alice, approving each approval request as it arrives; returns the run's tool results. */
-  async function run(message: string): Promise<ToolResultEventDict[]> {
-    const approve = (event: EventDict) => {
-      if (event.event_type === 'hitl_request') void sendMessage(alice, 'hitl_decision', { request_id: event.request_id, decision: 'approve' });
-    };
-    alice.on('event', approve);
-    try {
-      const ack = await sendChat(alice, { message });
-      expect(ack.ok).toBe(true);
-      await aliceEvents.done(ack.run_id, 90_000);
-      return aliceEvents.ofRun(ack.run_id).filter((e) => e.event_type === 'tool_result');
-    } finally {
-      alice.off('event', approve);
-    }
-  }
-
-  /** The `{exit_code, stdout, stderr}` a shell or probe-server result carried. */
-  function outputOf(result: ToolResultEventDict | undefined): { exit_code: number | null; stdout: string; stderr: string } {
-    const found = (value: unknown): { exit_code: number | null; stdout: string; stderr: string } | undefined => {
-      if (typeof value === 'string') {
-        const json = value.match(/\{"exit_code".*\}/s)?.[0];
-        return json ? found(JSON.parse(json)) : undefined;
-      }
-      if (!value || typeof value !== 'object') return undefined;
-      const record = value as Record<string, unknown>;
-      if (typeof record.stdout === 'string') return { exit_code: (record.exit_code ?? null) as number | null, stdout: record.stdout, stderr: String(record.stderr ?? '') };
-      for (const inner of Object.values(record)) {
-        const hit = found(inner);
-        if (hit) return hit;
-      }
-      return undefined;
-    };
-    const output = result && found(result.result);
-    if (!output) throw new Error(`no command output in ${JSON.stringify(result).slice(0, 500)}`);
-    return output;
-  }
+  const run = (message: string) => approvingRunner(alice, aliceEvents, 90_000)(message);
+  const outputOf = commandOutput;
 
   const aliceWorkspace = () => join(system.dataDir, 'workspaces', 'acme', 'alice');
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Socket } from 'socket.io-client';
-import type { EventDict, ToolResultEventDict } from '#core/events/execution-event.js';
+import { approvingRunner, commandOutput } from './support/red-team.js';
 import { connectChat } from './support/chat-clients.js';
-import { EventCollector, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
+import { EventCollector, sendChat, waitUntil } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 /** alice of tenant acme is the attacker; bob is another tenant's user on the same worker. */
@@ -72,42 +72,8 @@ describe('sandbox: what a hostile user of a shared, multi-tenant deployment reac
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Runs `message` as alice, approving each approval request as it arrives; returns the run's tool results. */
-  async function run(message: string): Promise<ToolResultEventDict[]> {
-    const approve = (event: EventDict) => {
-      if (event.event_type === 'hitl_request') void sendMessage(alice, 'hitl_decision', { request_id: event.request_id, decision: 'approve' });
-    };
-    alice.on('event', approve);
-    try {
-      const ack = await sendChat(alice, { message });
-      expect(ack.ok).toBe(true);
-      await aliceEvents.done(ack.run_id, 60_000);
-      return aliceEvents.ofRun(ack.run_id).filter((e) => e.event_type === 'tool_result');
-    } finally {
-      alice.off('event', approve);
-    }
-  }
-
-  /** The output a tool's result carried: the shell's or a skill's `{exit_code, stdout, stderr}`, or the probe server's, as JSON text. */
-  function outputOf(result: ToolResultEventDict): { exit_code: number | null; stdout: string; stderr: string } {
-    const found = (value: unknown): { exit_code: number | null; stdout: string; stderr: string } | undefined => {
-      if (typeof value === 'string') {
-        const json = value.match(/\{"exit_code".*\}/s)?.[0];
-        return json ? found(JSON.parse(json)) : undefined;
-      }
-      if (!value || typeof value !== 'object') return undefined;
-      const record = value as Record<string, unknown>;
-      if (typeof record.stdout === 'string') return { exit_code: (record.exit_code ?? record.exitCode ?? null) as number | null, stdout: record.stdout, stderr: String(record.stderr ?? '') };
-      for (const inner of Object.values(record)) {
-        const hit = found(inner);
-        if (hit) return hit;
-      }
-      return undefined;
-    };
-    const output = found(result.result);
-    if (!output) throw new Error(`no command output in ${JSON.stringify(result).slice(0, 500)}`);
-    return output;
-  }
+  const run = (message: string) => approvingRunner(alice, aliceEvents, 60_000)(message);
+  const outputOf = commandOutput;
 
   /** The probe script: each line `name=reached|blocked`; controls first. */
   function probeScript(): string {
