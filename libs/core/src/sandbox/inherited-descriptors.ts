@@ -18,10 +18,12 @@ export function staysOpenAcrossExec(fdinfo: string): boolean | undefined {
  * at start (libuv's `uv_disable_stdio_inheritance` stops at the first gap past fd 15), and its
  * `spawn` closes nothing else, so a pipe inherited at, say, fd 251 would be open in every
  * command, skill script and stdio server the worker starts. Everything Node opens itself is
- * close-on-exec, so what this closes is nobody's here. Call it first thing at start.
+ * close-on-exec, so what this closes is nobody's here, but for an IPC channel to a parent that
+ * forked this process (a process manager's), which stays. Call it first thing at start.
+ * @param keep descriptors to leave open; default the IPC channel's, if any.
  * @returns the descriptors closed, each with what it was (`pipe:[123]`, a path).
  */
-export function closeInheritedDescriptors(proc = '/proc/self'): Array<{ fd: number; target: string }> {
+export function closeInheritedDescriptors(proc = '/proc/self', keep: readonly number[] = ipcChannelFd()): Array<{ fd: number; target: string }> {
   let entries: string[];
   try {
     entries = readdirSync(`${proc}/fd`);
@@ -32,7 +34,7 @@ export function closeInheritedDescriptors(proc = '/proc/self'): Array<{ fd: numb
   const closed: Array<{ fd: number; target: string }> = [];
   for (const entry of entries) {
     const fd = Number(entry);
-    if (!Number.isInteger(fd) || fd <= 2) continue;
+    if (!Number.isInteger(fd) || fd <= 2 || keep.includes(fd)) continue;
     let target: string;
     let inherited: boolean | undefined;
     try {
@@ -51,4 +53,10 @@ export function closeInheritedDescriptors(proc = '/proc/self'): Array<{ fd: numb
     }
   }
   return closed;
+}
+
+/** The descriptor of the IPC channel to the parent that forked this process, if there is one. */
+function ipcChannelFd(): number[] {
+  const fd = (process.channel as { fd?: unknown } | undefined)?.fd;
+  return typeof fd === 'number' && fd > 2 ? [fd] : [];
 }
