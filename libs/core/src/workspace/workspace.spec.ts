@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { link, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -118,6 +119,31 @@ describe('Workspace', () => {
     await rm(path.join(root, 'uploads/big.bin'));
     carol.invalidateUsage();
     await expect(carol.writeFile('files/x', 'x'.repeat(30))).resolves.toContain('files/x');
+  });
+
+  it('tells what a path is and lists folders through their descriptors, a socket and a symlink out included', async () => {
+    const real = await ws.ensure();
+    await ws.writeFile('files/a.txt', 'abc');
+    await symlink(outside, path.join(real, 'files', 'out'));
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(real, 'files', 'sock'), resolve));
+    try {
+      await expect(ws.stat('files/a.txt')).resolves.toMatchObject({ type: 'file', size: 3 });
+      await expect(ws.stat('files')).resolves.toMatchObject({ type: 'dir' });
+      await expect(ws.stat('files/sock')).resolves.toMatchObject({ type: 'other' });
+      await expect(ws.stat('files/none')).resolves.toBeNull();
+      await expect(ws.stat('files/out/secret.txt')).rejects.toThrow(WorkspacePermissionError);
+      const { entries } = await ws.list('files');
+      expect(entries).toEqual([
+        { name: 'a.txt', type: 'file', size: 3 },
+        { name: 'out', type: 'symlink' },
+        { name: 'sock', type: 'other' },
+      ]);
+      await expect(ws.list('files/out')).rejects.toThrow(WorkspacePermissionError);
+      await expect(ws.list('files/a.txt')).rejects.toMatchObject({ code: 'not_a_directory' });
+    } finally {
+      server.close();
+    }
   });
 
   it('serialises concurrent writes so they cannot overrun the quota together', async () => {

@@ -365,9 +365,11 @@ export class Workspace {
     const abs = await this.resolve(userPath);
     const handle = await (await this.beneath()).open(await this.names(abs), { kind: 'file', flags: constants.O_RDONLY | constants.O_NONBLOCK }, userPath).catch((err: unknown) => {
       if (err instanceof WorkspaceError && err.code === 'is_directory') return 'dir' as const;
+      // A socket cannot be opened; it is there all the same.
+      if ((err as NodeJS.ErrnoException).code === 'ENXIO') return 'other' as const;
       throw err;
     });
-    if (handle === 'dir') return { path: abs, type: 'dir', size: 0 };
+    if (handle === 'dir' || handle === 'other') return { path: abs, type: handle, size: 0 };
     if (!handle) return null;
     try {
       const stat = await handle.stat();
