@@ -6,16 +6,14 @@
 //
 // --record writes each file's duration to test/support/e2e-durations.json (the split's weights).
 // A file that must not share the machine says so in its first lines: `// e2e lane: alone (why)`.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ensureTestPackages } from '../test/support/global-setup.mjs';
+import { jestArgs, root, runJest } from './jest-lane.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const durationsFile = path.join(root, 'test/support/e2e-durations.json');
-const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -48,38 +46,6 @@ function split(files, count) {
     lane.seconds += recorded[file] ?? typical;
   }
   return lanes;
-}
-
-/** Runs jest in band on `files`, its lines prefixed with `label`; resolves with jest's JSON results. */
-function runJest(label, files, resultsDir) {
-  const outputFile = path.join(resultsDir, `${label}.json`);
-  const child = spawn(process.execPath, [...jestArgs, '--selectProjects', 'e2e', '--runInBand', '--json', `--outputFile=${outputFile}`, '--runTestsByPath', ...files], {
-    cwd: root,
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  for (const stream of [child.stdout, child.stderr]) {
-    let rest = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk) => {
-      const lines = (rest + chunk).split('\n');
-      rest = lines.pop();
-      for (const line of lines) process.stdout.write(`[${label}] ${line}\n`);
-    });
-    stream.on('end', () => rest && process.stdout.write(`[${label}] ${rest}\n`));
-  }
-  const started = Date.now();
-  return new Promise((resolve) => {
-    child.on('exit', (code) => {
-      let results;
-      try {
-        results = JSON.parse(readFileSync(outputFile, 'utf8'));
-      } catch {
-        results = { numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [], crashed: true };
-      }
-      resolve({ label, code, seconds: (Date.now() - started) / 1000, results });
-    });
-  });
 }
 
 const started = Date.now();

@@ -10,8 +10,11 @@ import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 /** alice of acme attacks; bob of globex keeps a private file in his workspace. */
 const KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:globex:bob`;
-/** How long alice's command swaps folders for symlinks, and how many runs of file tools go at once meanwhile. */
-const SWAP_SECONDS = 30;
+/**
+ * How long alice's command swaps folders for symlinks (DATAAGENT_TEST_RACE_SECONDS for a longer
+ * attack), and how many runs of file tools go at once meanwhile.
+ */
+const SWAP_SECONDS = Number(process.env.DATAAGENT_TEST_RACE_SECONDS ?? 12);
 const RUNS_AT_ONCE = 200;
 /** A user the worker runs as in the second case: an unprivileged uid with no other rights here. */
 const UNPRIVILEGED: ProcessUser = { uid: 4242, gid: 4242 };
