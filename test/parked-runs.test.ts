@@ -105,8 +105,8 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
       expect(late.status).toBe(409);
       expect(late.body.details.status).toBe('cancelled');
       expect(await queue.jobState(ack.run_id)).toBe('unknown');
-      // Proof that a continuation would have written by now: the session's next run, which would
-      // wait behind it, is asked, approved, writes its own file and is done.
+      // Proof that a continuation would have written by now: the worker takes jobs in order, and
+      // the session's next run, queued after, is taken, asked, approved, writes its file and is done.
       const next = await sendChat(socket, { session_id: ack.session_id, message: write('files/after-cancel.txt') });
       const asked = await events.next(runEvent(next.run_id, 'hitl_request'));
       expect((await api(system.url, 'POST', `/hitl/${encodeURIComponent(asked.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } })).status).toBe(200);
