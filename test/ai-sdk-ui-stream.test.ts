@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { api } from './support/chat-clients.js';
-import { waitUntil } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 /**
@@ -26,12 +25,15 @@ describe('AI SDK UI message stream', () => {
   const send = (chatId: string, text: string, options: { apiKey?: string; abortSignal?: AbortSignal; body?: object } = {}) =>
     transport(options.apiKey, options.body).sendMessages({ chatId, messages: [userMessage(text)], trigger: 'submit-message', messageId: undefined, abortSignal: options.abortSignal });
 
-  /** Reads a UI message stream to its end: every chunk, and the message the AI SDK builds from them. */
-  async function read(stream: ReadableStream<UIMessageChunk>, continuing?: UIMessage): Promise<{ chunks: UIMessageChunk[]; message?: UIMessage }> {
+  /** Reads a UI message stream to its end: every chunk (each also given to `onChunk` as it comes), and the message the AI SDK builds from them. */
+  async function read(stream: ReadableStream<UIMessageChunk>, continuing?: UIMessage, onChunk?: (chunk: UIMessageChunk) => void): Promise<{ chunks: UIMessageChunk[]; message?: UIMessage }> {
     const chunks: UIMessageChunk[] = [];
     const [mine, sdks] = stream.tee();
     const collecting = (async () => {
-      for await (const chunk of mine as unknown as AsyncIterable<UIMessageChunk>) chunks.push(chunk);
+      for await (const chunk of mine as unknown as AsyncIterable<UIMessageChunk>) {
+        chunks.push(chunk);
+        onChunk?.(chunk);
+      }
     })();
     let message: UIMessage | undefined;
     // The reader builds on (and updates in place) the message it continues: give it a copy.
@@ -82,9 +84,11 @@ describe('AI SDK UI message stream', () => {
 
   it('stop is its own request: the stream ends with abort and the run is cancelled', async () => {
     const chatId = `chat-${randomUUID().slice(0, 8)}`;
-    const reading = read(await send(chatId, '[[slow:100]] [[chunks:100]]'));
-    await waitUntil(async () => (await api(system.url, 'GET', `/sessions/${chatId}`, { apiKey: TEST_API_KEY })).status === 200, 10_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // Stopped once the run is streaming its answer: its first text is on the way to the client.
+    let streaming!: () => void;
+    const textSeen = new Promise<void>((resolve) => (streaming = resolve));
+    const reading = read(await send(chatId, '[[slow:100]] [[chunks:100]]'), undefined, (chunk) => chunk.type === 'text-delta' && streaming());
+    await Promise.race([textSeen, reading.then(() => Promise.reject(new Error('the stream ended before any text')))]);
     const stopped = await api(system.url, 'POST', `/ui/chat/${chatId}/stop`, { apiKey: TEST_API_KEY });
     expect(stopped.body).toMatchObject({ session_id: chatId, cancelled: true });
     const { chunks } = await reading;

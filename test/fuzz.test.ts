@@ -16,6 +16,7 @@
  * FUZZ_SEED=n picks another seed; FUZZ_SCALE=k multiplies the number of inputs.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -111,7 +112,8 @@ describe('fuzzing every entry point', () => {
     if (!dead(gw)) {
       const probe = await rawHttp(gw.port, { method: 'GET', target: '/api/v1/health' }, { timeoutMs: 5_000 });
       if (probe.status === 200) return null;
-      await sleep(200);
+      // Dying or hung: a dying gateway's exit comes soon; a hung one's never does (the bound is only for that case).
+      if (!dead(gw)) await Promise.race([once(gw.proc, 'exit'), sleep(2_000)]);
       if (!dead(gw)) problem = `gateway stopped answering (health: ${probe.status || probe.error || 'timeout'})`;
     }
     problem ??= `gateway died (exit ${gw.proc.exitCode}, signal ${gw.proc.signalCode})`;

@@ -127,10 +127,10 @@ describe('a decision after its deadline, with every worker killed', () => {
       for (const [door, decide] of Object.entries(doors)) expect({ door, ...(await decide()) }).toEqual({ door, status: 409, error_code: 'timeout' });
 
       // With no worker alive, the run still ends at its deadline: timeout, its call closed timeout, one done.
+      // Not before its deadline (how soon after is the wait's own deadline, not an assertion on a duration).
       const done = await events.done(ack.run_id, 15_000);
       expect(done).toMatchObject({ cancelled: true, reason: 'timeout' });
-      expect(Date.parse(done.timestamp) - deadline).toBeGreaterThanOrEqual(0);
-      expect(Date.parse(done.timestamp) - deadline).toBeLessThanOrEqual(5_000);
+      expect(Date.parse(done.timestamp)).toBeGreaterThanOrEqual(deadline);
       expect(events.ofRun(ack.run_id).find((e) => e.event_type === 'tool_result')).toMatchObject({ tool_call_id: call.tool_call_id, status: 'timeout' });
       expect((await store.runs.get(ack.run_id))?.status).toBe('timeout');
       // Its tenant slot is back (the tenant may run one at a time): the next chat is admitted at once.

@@ -55,6 +55,8 @@ describe('two tenants attacking each other', () => {
   let system: TestSystem;
   let dir: string;
   const assets = new Map<string, Assets>();
+  /** Each caller's own finished run: its replay, asked last, shows that earlier answers have all arrived. */
+  const ownRuns = new Map<string, string>();
   const leaks: string[] = [];
   let probes = 0;
 
@@ -76,6 +78,7 @@ describe('two tenants attacking each other', () => {
       },
     });
     for (const victim of VICTIMS) assets.set(victim.name, await plant(victim));
+    for (const caller of CALLERS) ownRuns.set(caller.name, String((await chatToDone(system.url, caller.key, 'my own run'))[0]!.run_id));
   }, 180_000);
   afterAll(async () => {
     await system?.stop();
@@ -188,7 +191,11 @@ describe('two tenants attacking each other', () => {
       await send('cancel', { session_id: a.pendingSession }, [a.pendingSession]);
       await send('hitl_decision', { request_id: a.requestId, decision: 'approve' }, [a.requestId, a.pendingRun]);
       await send('chat', { session_id: a.pendingSession, message: 'mine now' }, [a.pendingSession]);
-      await new Promise((r) => setTimeout(r, 100));
+      // Anything the probes let through would come before the replay of the attacker's own run, asked after them.
+      const own = ownRuns.get(attacker.name)!;
+      const replayed = new Promise<void>((resolve) => socket.on('event', (e: EventDict) => e.run_id === own && e.event_type === 'done' && resolve()));
+      expect(await sendMessage(socket, 'resume', { run_id: own, after_seq: 0 })).toMatchObject({ ok: true, run_id: own });
+      await replayed;
       probes++;
       // Refusals echo the ids the caller named; anything else about the victim's runs is a leak.
       const refusal = (e: EventDict) => e.event_type === 'error' && /not_found$/.test(e.error_code ?? '') && !JSON.stringify(e).includes(a.secret);

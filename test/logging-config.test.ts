@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { api } from './support/chat-clients.js';
+import { waitUntil } from './support/event-waits.js';
 import { TEST_API_KEY, TestSystem } from './support/system.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -19,7 +20,8 @@ describe('logs and startup configuration', () => {
     const res = await api(system.url, 'POST', '/chat', { apiKey: TEST_API_KEY, body: { message: 'log me' }, headers: { 'x-request-id': 'req-logging-1' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('req-logging-1');
-    await new Promise((r) => setTimeout(r, 200));
+    // The access line is written once the answer is out: wait for it, not for a while.
+    await waitUntil(() => system.gateway.output.some((l) => l.includes('req-logging-1') && l.includes('"res"')), 5_000);
     const lines = system.gateway.output.filter((l) => l.includes('req-logging-1'));
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ request_id: 'req-logging-1' });

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api, assertWellFormedRun, connectChat } from './support/chat-clients.js';
-import { EventCollector, runEvent, sendChat, sendMessage } from './support/event-waits.js';
+import { EventCollector, chatToDone, runEvent, sendChat, sendMessage } from './support/event-waits.js';
 import { TestBrowser } from './support/browser.js';
 import { ELICIT_SERVER, elicitRecord } from './support/mcp-elicit-servers.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
@@ -87,8 +87,10 @@ describe('MCP elicitation', () => {
       const refusal = events.events.find((e) => e.event_type === 'error' && e.error_code === 'invalid_elicitation_content') as EventDict & { details: { fields: Record<string, string[]> } };
       expect(Object.keys(refusal.details.fields).sort()).toEqual(['guests', 'name', 'pets']);
 
-      // The person takes longer than the call's 500 ms timeout: the call waits for them.
-      await new Promise((r) => setTimeout(r, 1_500));
+      // The person takes longer than the call's 500 ms timeout: the call waits for them. Proof
+      // that the timeout has had its time: a call to the same server, made since, timed out.
+      const stalled = await chatToDone(system.url, TEST_API_KEY, '[[tool:booking__stall {}]]');
+      expect(stalled.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'timeout' });
       const answer = await sendMessage(socket, 'elicitation_answer', { request_id: request.request_id, action: 'accept', content: { name: 'Ada', high_chair: true } });
       const filled = { name: 'Ada', high_chair: true, guests: 2, seating: 'inside' };
       expect(answer).toEqual({ ok: true, request_id: request.request_id, action: 'accept', content: filled, accepted: true });

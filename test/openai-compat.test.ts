@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { EventDict } from '#core/events/execution-event.js';
 import { api } from './support/chat-clients.js';
+import { waitUntil } from './support/event-waits.js';
 import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
 
 /**
@@ -19,6 +20,23 @@ describe('OpenAI-compatible API', () => {
   afterAll(async () => {
     await system?.stop();
   });
+
+  /** Resolves once the run has streamed its first text, read live from its event stream (closed after). */
+  async function firstText(runId: string): Promise<void> {
+    const watching = new AbortController();
+    const res = await fetch(`${system.url}/api/v1/runs/${runId}/events`, { headers: { 'x-api-key': TEST_API_KEY }, signal: watching.signal });
+    const decoder = new TextDecoder();
+    let seen = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        seen += decoder.decode(chunk, { stream: true });
+        if (/^event: text$/m.test(seen)) return;
+      }
+      throw new Error(`the run ended without text: ${seen.slice(0, 500)}`);
+    } finally {
+      watching.abort();
+    }
+  }
 
   /** The run's events, read back through DataAgent's own API. */
   async function runEvents(runId: string): Promise<EventDict[]> {
@@ -97,9 +115,10 @@ describe('OpenAI-compatible API', () => {
     const session = `openai-abort-${Date.now()}`;
     const controller = new AbortController();
     const asked = client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: '[[chunks:300]] [[slow:50]] long' }] }, { signal: controller.signal, headers: { 'X-DataAgent-Session': session } });
-    // Aborted once the run has started streaming.
-    for (let i = 0; i < 100 && !(await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY })).body?.messages?.length; i++) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 300));
+    // Aborted once the run has started streaming: its question is stored, and its first text is out.
+    const stored = async () => (await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY })).body?.messages ?? [];
+    await waitUntil(async () => (await stored()).length > 0, 5_000);
+    await firstText((await stored())[0].run_id);
     controller.abort();
     await expect(asked).rejects.toThrow();
     const history = await api(system.url, 'GET', `/sessions/${session}/messages`, { apiKey: TEST_API_KEY });

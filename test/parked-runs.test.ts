@@ -105,7 +105,13 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
       expect(late.status).toBe(409);
       expect(late.body.details.status).toBe('cancelled');
       expect(await queue.jobState(ack.run_id)).toBe('unknown');
-      await new Promise((r) => setTimeout(r, 500));
+      // Proof that a continuation would have written by now: the worker takes jobs in order, and
+      // the session's next run, queued after, is taken, asked, approved, writes its file and is done.
+      const next = await sendChat(socket, { session_id: ack.session_id, message: write('files/after-cancel.txt') });
+      const asked = await events.next(runEvent(next.run_id, 'hitl_request'));
+      expect((await api(system.url, 'POST', `/hitl/${encodeURIComponent(asked.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } })).status).toBe(200);
+      expect((await events.done(next.run_id)).cancelled).toBe(false);
+      expect(existsSync(fileOf('files/after-cancel.txt'))).toBe(true);
       expect(existsSync(fileOf('files/cancelled.txt'))).toBe(false);
     } finally {
       socket.disconnect();

@@ -10,6 +10,7 @@ import { DatabaseUnavailableError, createDataSource, openDatabase } from '#persi
 import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js';
 import { conversationStoreContract } from './support/conversation-store-contract.js';
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from './support/databases.js';
+import { waitUntil } from './support/event-waits.js';
 
 const TABLES = ['run_events', 'runs', 'messages', 'sessions', 'mcp_servers', 'mcp_tools', 'mcp_tool_bindings', 'mcp_tool_call_log', 'api_keys', 'memories'];
 
@@ -259,7 +260,8 @@ describe('openDatabase', () => {
     });
     const retries: number[] = [];
     const opening = openDatabase({ ...db, port }, { retryForMs: 10_000, onRetry: (_e, attempt) => retries.push(attempt) });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The relay appears only after the first attempt was refused and retried.
+    await waitUntil(() => retries.length > 0, 5_000);
     await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
     try {
       const ds = await opening;

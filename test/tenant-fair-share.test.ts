@@ -11,6 +11,11 @@ const KEYS = [`${OPERATOR}:ops:olga:operator`, `${ACME_ALICE}:acme:alice`, `${AC
 /** One worker's slots, as gateway and worker both read them: the default share of a tenant is half, 2. */
 const WORKER_SLOTS = 4;
 const CACHE_SECONDS = 0.3;
+/**
+ * Waits out the cache lifetime. Not a sync: what is under test is that a change applies within
+ * that lifetime, without a restart, and every process judges a cached tenant's age by the clock on
+ * its next read (TenantDirectory.policy), so once it has passed no stale read is left to wait for.
+ */
 const settle = () => new Promise((r) => setTimeout(r, CACHE_SECONDS * 1000 + 200));
 
 /**

@@ -16,6 +16,11 @@ const GLOBEX_GINA = 'test-key-globex-gina';
 const KEYS = [`${OPERATOR}:ops:olga:operator`, `${ACME_ADMIN}:acme:carol:admin`, `${ACME_ALICE}:acme:alice`, `${ACME_BOB}:acme:bob`, `${GLOBEX_GINA}:globex:gina`].join(',');
 /** How long a gateway or worker trusts what it read of a tenant (DATAAGENT_TENANT_CACHE_SECONDS). */
 const CACHE_SECONDS = 0.3;
+/**
+ * Waits out the cache lifetime. Not a sync: what is under test is that a change applies within
+ * that lifetime, without a restart, and every process judges a cached tenant's age by the clock on
+ * its next read (TenantDirectory.policy), so once it has passed no stale read is left to wait for.
+ */
 const settle = () => new Promise((r) => setTimeout(r, CACHE_SECONDS * 1000 + 200));
 
 /**

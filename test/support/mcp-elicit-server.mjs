@@ -13,6 +13,7 @@
  *                            false); answers with what it booked, or that the person declined
  *                            or cancelled
  *   verify_account {}        a URL to open (URL mode); answers with the person's action
+ *   stall {}                 never answers (until the caller cancels): a call that can only time out
  *
  * --record FILE appends one JSON line per elicitation's outcome, as the server received it:
  *   {"event":"elicitation","tool","mode","action","content"}
@@ -51,6 +52,7 @@ const BOOKING_FORM = {
 const TOOLS = [
   { name: 'book_table', description: 'Books a table; asks the person for the details', inputSchema: { type: 'object', properties: { restaurant: { type: 'string' } } } },
   { name: 'verify_account', description: 'Has the person verify their account on a web page', inputSchema: { type: 'object' } },
+  { name: 'stall', description: 'Never answers', inputSchema: { type: 'object' } },
 ];
 
 const text = (t, isError = false) => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
@@ -71,6 +73,10 @@ function mcpServer() {
           return text(`Booked ${restaurant} for ${c.name}: ${c.guests} guests, ${c.seating}${c.high_chair ? ', with a high chair' : ''}`);
         }
         return text(result.action === 'decline' ? 'The person declined the booking; nothing was booked' : 'The person cancelled; nothing was booked');
+      }
+      if (request.params.name === 'stall') {
+        await new Promise((resolve) => extra.signal.addEventListener('abort', resolve, { once: true }));
+        return text('cancelled', true);
       }
       if (request.params.name === 'verify_account') {
         const result = await server.elicitInput(

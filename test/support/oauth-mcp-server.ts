@@ -59,6 +59,11 @@ export class OAuthMcpServer {
     return Number(new URL(this.url).port);
   }
 
+  /** Ends the life of every access token issued so far, as time passing would; their refresh tokens stay good. */
+  expireAll(): void {
+    for (const held of this.access.values()) held.expiresAt = 0;
+  }
+
   /** Revokes every token of every sign-in, as a person revoking the app at the provider does. */
   revokeAll(): void {
     for (const { grant } of this.access.values()) grant.revoked = true;
