@@ -129,6 +129,29 @@ async function stalledSocketIo(url: string, sessionId: string, runId: string): P
   };
 }
 
+/** A chat-completions stream that reads its first chunk (for the run id) and then nothing. */
+async function stalledCompletion(url: string, message: string): Promise<{ runId: string; socket: TcpSocket }> {
+  const socket = tcpConnect(Number(new URL(url).port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.on('error', () => undefined);
+  const body = JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: message }] });
+  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TEST_API_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  let head = '';
+  const runId = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      head += chunk.toString('utf8');
+      const id = /"id":"chatcmpl-([^"]+)"/.exec(head)?.[1];
+      if (!id) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve(id);
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error(`the stream closed before its first chunk:\n${head}`)));
+  });
+  return { runId, socket };
+}
+
 function percentiles(values: number[]): string {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]?.toFixed(2) ?? '-';
@@ -238,5 +261,38 @@ describe('clients that stop reading are dropped, not buffered without bound', ()
     expect((await api(system.url, 'GET', '/health')).status).toBe(200);
     owner.disconnect();
     for (const socket of watchers) socket.disconnect();
+  }, 240_000);
+
+  it('lets a chat-completions client that stops reading go at the limit, and cancels the run nobody else can read', async () => {
+    const CLIENTS = 4;
+    const pid = system.gateway.proc.pid!;
+    const baselineKb = rssKb(pid);
+    let peakKb = baselineKb;
+    const sampler = setInterval(() => (peakKb = Math.max(peakKb, rssKb(pid))), 50);
+    // Each answer is about 10 MB over 5 s or more, more than loopback socket buffers hold: read by
+    // nobody and held whole, 4 of them would be over 20 MB.
+    const stalled = await Promise.all(Array.from({ length: CLIENTS }, () => stalledCompletion(system.url, `[[slow:1]] [[chunks:${EVENTS}]] [[pad:${2 * PAD}]]`)));
+    try {
+      // Until every answer has been streamed by the model, or cut short.
+      await system.llm.idle();
+    } finally {
+      clearInterval(sampler);
+    }
+    // A let-go client's run is cancelled: nobody else can read its answer.
+    for (const { runId } of stalled) {
+      const text = await (await fetch(`${system.url}/api/v1/runs/${runId}/events`, { headers: { 'x-api-key': TEST_API_KEY } })).text();
+      const done = text.split('\n\n').map((block) => /^data: (.*)$/m.exec(block)?.[1]).filter((data) => data?.includes('"event_type":"done"'));
+      expect({ runId, done: done.map((data) => JSON.parse(data!) as EventDict) }).toEqual({ runId, done: [expect.objectContaining({ cancelled: true })] });
+    }
+    // What the stalled clients get when they read again: a prefix of their answer, never its end, then the close.
+    const got = await Promise.all(stalled.map(({ socket }) => drain(socket)));
+    for (const bytes of got) {
+      expect(bytes.toString('utf8')).not.toContain('data: [DONE]');
+      expect(bytes.length).toBeLessThan(EVENTS * 2 * PAD);
+    }
+    const grewMb = (peakKb - baselineKb) / 1024;
+    process.stdout.write(`[slow consumers] ${CLIENTS} stalled chat-completions streams of ~10 MB answers: gateway RSS +${grewMb.toFixed(1)} MB while the model streamed; they got ${got.map((b) => Math.round(b.length / 1024)).join('/')} KiB (socket buffers included) before the close\n`);
+    expect(grewMb).toBeLessThan(15);
+    expect((await api(system.url, 'GET', '/health')).status).toBe(200);
   }, 240_000);
 });

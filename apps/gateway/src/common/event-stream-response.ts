@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { EventDict } from '#core/events/execution-event.js';
+import { DROP_GRACE_MS } from '../chat/client-limits.js';
 
 /** A Server-Sent Events response's headers: no cache or proxy may keep or transform it, and nginx does not buffer it. */
 export const EVENT_STREAM_HEADERS = {
@@ -43,6 +44,8 @@ export interface RunStreamOptions {
   follow: (listener: (event: EventDict) => void, onEnded: () => void) => Promise<() => void>;
   /** The dialect's projection of one event; a promise when it must look something up. */
   step: (event: EventDict) => StreamStep | Promise<StreamStep>;
+  /** Called once when the client leaves, or is let go, before the stream ended (a dialect whose runs end with their client cancels there). */
+  onLeave?: () => void;
 }
 
 /**
@@ -50,16 +53,18 @@ export interface RunStreamOptions {
  * projection says the stream ends, the run's stream ends, the client leaves (which ends the
  * stream, never the run), or the client falls more than `limit` bytes behind (let go: it
  * resumes, not buffered without bound). Events are written in log order even while a step
- * awaits; steps that do not await are written at once.
+ * awaits; steps that do not await are written at once. Every dialect streams through here, so
+ * each lets a slow client go the same way.
  */
 export async function pipeRunEvents(res: Response, options: RunStreamOptions): Promise<void> {
   let ended = false;
   let stop: (() => void) | undefined;
-  const end = () => {
+  const end = (left = false) => {
     if (ended) return;
     ended = true;
     stop?.();
     res.end();
+    if (left) options.onLeave?.();
   };
   startEventStream(res);
   for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
@@ -69,7 +74,12 @@ export async function pipeRunEvents(res: Response, options: RunStreamOptions): P
   const apply = (step: StreamStep) => {
     if (ended) return;
     for (const frame of step.frames) res.write(frame);
-    if (step.ends || res.writableLength > options.limit) end();
+    if (step.ends) end();
+    else if (res.writableLength > options.limit) {
+      end(true);
+      // What was written stays for the client to take for a while; a client that never reads again does not hold the socket.
+      setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
+    }
   };
   const handle = (event: EventDict): void | Promise<void> => {
     if (ended) return;
@@ -89,8 +99,8 @@ export async function pipeRunEvents(res: Response, options: RunStreamOptions): P
     const awaiting = handle(event);
     if (awaiting) settle(awaiting);
   };
-  res.on('close', end);
-  stop = await options.follow(take, () => void (pending ?? Promise.resolve()).then(end));
+  res.on('close', () => end(true));
+  stop = await options.follow(take, () => void (pending ?? Promise.resolve()).then(() => end()));
   if (ended) stop();
 }
 

@@ -12,7 +12,7 @@ import { CurrentCaller } from '../auth/api-key.guard.js';
 import { ChatService, type SubmitOptions, type SubmittedRun } from '../chat/chat.service.js';
 import { waitForDone } from '../chat/wait-for-done.js';
 import { ApiError } from '../common/api-error.js';
-import { startEventStream } from '../common/event-stream-response.js';
+import { pipeRunEvents } from '../common/event-stream-response.js';
 import { ControlService } from '../control/control.service.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS } from '../infra/tokens.js';
@@ -276,8 +276,8 @@ export class OpenAiCompatController {
   }
 
   /**
-   * `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves cancels
-   * the run. A call to one of the client's tools goes out as OpenAI streams one (id and name,
+   * `chat.completion.chunk`s as server-sent events, then `[DONE]`; a client that leaves, or falls
+   * more than DATAAGENT_CLIENT_BUFFER_MAX_BYTES behind (let go), cancels the run. A call to one of the client's tools goes out as OpenAI streams one (id and name,
    * then the arguments); with `includeUsage`, a last chunk with no choices carries the usage.
    */
   private async stream(run: SubmittedRun & { tenantId: string }, model: string, res: Response, cancelOnLeave: boolean, includeUsage: boolean): Promise<void> {
@@ -287,41 +287,31 @@ export class OpenAiCompatController {
       return `data: ${JSON.stringify(whole)}\n\n`;
     };
     const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: FinishReason | null = null) => frame({ choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] });
-    startEventStream(res);
-    res.flushHeaders();
-    res.write(chunk({ role: 'assistant', content: '' }));
     const answer = new AnswerText();
-    let ended = false;
-    let stop = () => {};
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stop();
-      res.end();
-    };
-    res.on('close', () => {
-      if (!ended && cancelOnLeave) void this.control.cancelStarted(run).catch(() => undefined);
-      end();
+    await pipeRunEvents(res, {
+      limit: this.settings.server.clientBufferMaxBytes,
+      opening: [chunk({ role: 'assistant', content: '' })],
+      // No other client can follow this answer: a client that leaves, or is let go, ends its run.
+      ...(cancelOnLeave ? { onLeave: () => void this.control.cancelStarted(run).catch(() => undefined) } : {}),
+      follow: (listener, onEnded) => this.chat.follow(run, 0, listener, { onEnded }),
+      step: (event) => {
+        const frames: string[] = [];
+        const piece = answer.add(event);
+        if (piece) frames.push(chunk({ content: piece }));
+        if (event.event_type === 'tool_call' && event.client) {
+          const index = answer.clientCalls.length - 1;
+          const call = answer.clientCalls[index]!;
+          frames.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+          frames.push(chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }));
+        }
+        if (event.event_type === 'error' && endsAnswer(event)) frames.push(`data: ${JSON.stringify(openAiErrorBody(runError(event)))}\n\n`);
+        if (event.event_type !== 'done') return { frames };
+        frames.push(chunk({}, finishReasonOf(event)));
+        if (includeUsage && event.usage) frames.push(frame({ choices: [], usage: openAiUsage(event.usage) }));
+        frames.push('data: [DONE]\n\n');
+        return { frames, ends: true };
+      },
     });
-    stop = await this.chat.follow(run, 0, (event) => {
-      if (ended) return;
-      const piece = answer.add(event);
-      if (piece) res.write(chunk({ content: piece }));
-      if (event.event_type === 'tool_call' && event.client) {
-        const index = answer.clientCalls.length - 1;
-        const call = answer.clientCalls[index]!;
-        res.write(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
-        res.write(chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }));
-      }
-      if (event.event_type === 'error' && endsAnswer(event)) res.write(`data: ${JSON.stringify(openAiErrorBody(runError(event)))}\n\n`);
-      if (event.event_type === 'done') {
-        res.write(chunk({}, finishReasonOf(event)));
-        if (includeUsage && event.usage) res.write(frame({ choices: [], usage: openAiUsage(event.usage) }));
-        res.write('data: [DONE]\n\n');
-        end();
-      }
-    });
-    if (ended) stop();
   }
 }
 
