@@ -37,6 +37,18 @@ export interface McpPoolOptions {
   /** Offer servers elicitation: the runs' calls answer it by asking their person (see McpConnection.callTool). */
   elicitation?: boolean;
   now?: () => number;
+  /** Makes each connection; default a real {@link McpConnection} (specs pass a fake). */
+  connect?: (config: McpServerConfig, options: McpConnectionOptions) => McpConnection;
+}
+
+/** Options of one {@link McpPool.acquire}. */
+export interface AcquireOptions {
+  /**
+   * {@link McpPool.mark} taken before the caller read `config`: a release of this scope's server
+   * since then may have been about a config newer than the one read, so the connection is made
+   * for this lease alone and closed when it is released, never kept in the pool.
+   */
+  configReadAt?: number;
 }
 
 export const MCP_POOL_DEFAULTS: Omit<McpPoolOptions, 'maxPerUser' | 'maxConnections' | 'connectTimeoutMs' | 'idleMs'> = {
@@ -92,6 +104,9 @@ export class McpPool {
   private readonly options: McpPoolOptions;
   private closed = false;
   private checkingHealth = false;
+  /** Counts releases ({@link closeScope}, {@link retain}); `released` holds the count at each scope's and server's last one. */
+  private releases = 0;
+  private readonly released = new Map<string, number>();
 
   constructor(options: McpPoolOptions) {
     this.options = options;
@@ -126,20 +141,24 @@ export class McpPool {
    * A connected lease on the server for this scope.
    * @throws McpUnavailableError when it cannot be reached, is backing off, or a cap leaves no room.
    */
-  async acquire(scope: PoolScope, config: McpServerConfig): Promise<McpLease> {
+  async acquire(scope: PoolScope, config: McpServerConfig, options: AcquireOptions = {}): Promise<McpLease> {
     if (this.closed) throw new McpUnavailableError(config.name, 'the worker is stopping', true);
     const scopeKey = scopeKeyOf(scope);
     // A changed config is another connection; the old one idles out once its runs end.
     const key = `${scopeKey}/${config.name}/${hashConfig(config)}`;
     let entry = this.entries.get(key);
     let evicted: Entry[] = [];
+    // The caller read its config before a release that may have been about a newer one (it read
+    // the servers, the gateway changed one and told the workers, then this acquire came): pooled,
+    // the connection would outlive the release that was meant to close it, nothing retiring it.
+    const stale = options.configReadAt !== undefined && this.releasedSince(scopeKey, config.name, options.configReadAt);
     if (!entry) {
       // Chosen and reserved without awaiting: concurrent acquires see this entry (one handshake)
       // and its place under the caps.
       evicted = this.makeRoom(scope, scopeKey, config.name);
       entry = { key, scope, scopeKey, breakerKey: endpointKey(config), leases: 0, lastUsed: this.now, pingFailures: 0, connection: undefined as unknown as McpConnection };
       const created = entry;
-      entry.connection = new McpConnection(config, {
+      entry.connection = (this.options.connect ?? ((c, o) => new McpConnection(c, o)))(config, {
         connectTimeoutMs: this.options.connectTimeoutMs,
         listLimits: this.options.listLimits,
         checkUrl: this.options.checkUrl,
@@ -149,7 +168,9 @@ export class McpPool {
         ...(scope.kind === 'user' && this.options.launchStdio ? { launchStdio: this.options.launchStdio(scope, config) } : {}),
         ...(this.options.authorizeFetch ? { authorizeFetch: this.options.authorizeFetch(scope, config) } : {}),
       });
-      this.entries.set(key, entry);
+      // A stale one is this lease's alone (outside the caps' count for the moment it lives).
+      if (stale) entry.retired = true;
+      else this.entries.set(key, entry);
     }
     entry.leases++;
     entry.lastUsed = this.now;
@@ -160,6 +181,7 @@ export class McpPool {
     } catch (err) {
       entry.leases--;
       if (entry.leases === 0 && !entry.connection.connected) this.forget(entry);
+      if (entry.leases === 0 && entry.retired) await entry.connection.close().catch(() => undefined);
       throw err;
     }
     return this.lease(entry);
@@ -181,6 +203,7 @@ export class McpPool {
    */
   async closeScope(scope: PoolScope, serverName?: string): Promise<number> {
     const scopeKey = scopeKeyOf(scope);
+    this.noteRelease(serverName === undefined ? scopeKey : `${scopeKey}/${serverName}`);
     const matching = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey && (serverName === undefined || e.connection.config.name === serverName));
     for (const entry of matching) {
       this.entries.delete(entry.key);
@@ -188,6 +211,11 @@ export class McpPool {
     }
     await Promise.all(matching.filter((e) => e.leases === 0).map((e) => e.connection.close().catch(() => undefined)));
     return matching.length;
+  }
+
+  /** Where releases stand now: taken before reading the configs to acquire with (see {@link AcquireOptions.configReadAt}). */
+  mark(): number {
+    return this.releases;
   }
 
   /** The users this pool holds connections for. */
@@ -208,6 +236,7 @@ export class McpPool {
     const scopeKey = scopeKeyOf(scope);
     const current = new Set(configs.map((config) => `${scopeKey}/${config.name}/${hashConfig(config)}`));
     const stale = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey && !current.has(e.key));
+    for (const name of new Set(stale.map((e) => e.connection.config.name))) this.noteRelease(`${scopeKey}/${name}`);
     for (const entry of stale) {
       this.entries.delete(entry.key);
       entry.retired = true;
@@ -314,6 +343,18 @@ export class McpPool {
       evicted.push(idle);
     }
     return evicted;
+  }
+
+  private noteRelease(key: string): void {
+    this.released.delete(key);
+    this.released.set(key, ++this.releases);
+    // The oldest go first: they are older than any acquire still under way.
+    if (this.released.size > 10_000) this.released.delete(this.released.keys().next().value!);
+  }
+
+  /** Whether the scope, or its server of this name, was released after `mark`. */
+  private releasedSince(scopeKey: string, name: string, mark: number): boolean {
+    return (this.released.get(scopeKey) ?? 0) > mark || (this.released.get(`${scopeKey}/${name}`) ?? 0) > mark;
   }
 
   /** Takes the entry out of the pool unless another has its key already. */

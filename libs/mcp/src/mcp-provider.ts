@@ -50,6 +50,9 @@ export function serversFor(globalServers: readonly McpServerConfig[], own: reado
  */
 export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
   return async ({ caller, runId, sessionId, assistantId, traceId, features }) => {
+    // Before the servers are read: a release that comes while they are read, or before they are
+    // acquired, is not outlived by a connection made with what was read (see McpPool.acquire).
+    const configReadAt = options.pool.mark();
     const [own, allowed] = await Promise.all([
       options.userServers(caller).catch((err: unknown) => {
         options.logger.warn({ run_id: runId, err }, "could not read the user's MCP servers; the run gets the global ones");
@@ -71,7 +74,7 @@ export function mcpToolProvider(options: McpProviderOptions): RunToolProvider {
       servers.map(async ({ config, own: isOwn }) => {
         try {
           const perUser = isOwn || (options.stdioPerUser === true && config.transport === 'stdio');
-          const lease = await options.pool.acquire(perUser ? userScope : { kind: 'global' }, config);
+          const lease = await options.pool.acquire(perUser ? userScope : { kind: 'global' }, config, { configReadAt });
           leases.push({ config, lease });
           governed.set(config.name, { schemaVersions: new Map(lease.connection.catalog.tools.map((t) => [t.name, toolSchemaVersion(t)])) });
         } catch (err) {

@@ -21,6 +21,8 @@ export interface ClientSink {
   bufferedBytes(): number;
   /** Tells the client why (best effort: a stalled client may never read it) and closes the connection. */
   drop(reason: ErrorEventBody): void;
+  /** The client's address and port, for the log lines about this connection. */
+  peer?: string;
 }
 
 export interface ConnectionLimits {
@@ -125,7 +127,7 @@ export class ChatConnection {
    */
   checkBuffer(run: { sessionId: string; runId: string } | null, lastSentSeq: number): void {
     if (this.closed || this.sink.bufferedBytes() <= this.limits.bufferMaxBytes) return;
-    this.logger.warn(`dropping a slow client: more than ${this.limits.bufferMaxBytes} bytes buffered`);
+    this.logger.warn(`dropping a slow client (${this.sink.peer ?? '?'}): more than ${this.limits.bufferMaxBytes} bytes buffered`);
     this.drop(slowConsumerError(run, lastSentSeq, this.limits.bufferMaxBytes));
   }
 

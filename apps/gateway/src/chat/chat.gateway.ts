@@ -7,7 +7,7 @@ import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { toApiError } from '../common/api-exception.filter.js';
 import { ChatConnection, type MessageAck } from './chat-connection.js';
-import { DROP_GRACE_MS } from './client-limits.js';
+import { DROP_GRACE_MS, peerOf } from './client-limits.js';
 import { rawEventSender } from './raw-socket-event.js';
 import { ChatService } from './chat.service.js';
 import { ControlService } from '../control/control.service.js';
@@ -76,6 +76,7 @@ export class ChatSocketGateway implements OnGatewayInit, OnGatewayConnection, On
         event: (event, raw) => (raw === undefined ? socket.emit('event', event) : sendRaw(raw)),
         pong: (body) => socket.emit('pong', body),
         bufferedBytes: queued,
+        peer: peerOf(socket.request.socket),
         drop: (reason) => {
           socket.emit('event', reason);
           socket.disconnect(true);

@@ -13,6 +13,14 @@ export interface ErrorEventBody extends ErrorEventDict {
   recoverable: true;
 }
 
+/**
+ * Which client a log line is about: its address and port, as the client knows its own end
+ * (`?` when the socket is gone already).
+ */
+export function peerOf(socket: { remoteAddress?: string; remotePort?: number } | null | undefined): string {
+  return `${socket?.remoteAddress ?? '?'}:${socket?.remotePort ?? '?'}`;
+}
+
 /** An error event from the gateway itself, shaped like the run's own events (seq 0: outside the log). */
 export function gatewayErrorEvent(run: { sessionId: string; runId: string } | null, errorCode: string, error: string, details: Record<string, unknown> = {}): ErrorEventBody {
   return {

@@ -11,7 +11,7 @@ import { ApiError } from '../common/api-error.js';
 import { sseEventName, startEventStream } from '../common/event-stream-response.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
-import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, slowConsumerError, waitForRoom } from './client-limits.js';
+import { ClientStalledError, DROP_GRACE_MS, gatewayErrorEvent, peerOf, slowConsumerError, waitForRoom } from './client-limits.js';
 import { ChatService, type SubmittedRun } from './chat.service.js';
 import { ChatRequestDto } from './dto/chat-request.dto.js';
 import { RUN_EVENT_VIEWS } from './dto/run-event.dto.js';
@@ -105,6 +105,7 @@ export class EventStreamController implements OnApplicationShutdown {
    */
   private async pipe(run: SubmittedRun, afterSeq: number, res: Response): Promise<void> {
     const limit = this.settings.server.clientBufferMaxBytes;
+    const peer = peerOf(res.socket);
     let stop: (() => void) | undefined;
     let ended = false;
     const sockets = this.metrics.openSockets.labels('sse');
@@ -123,7 +124,7 @@ export class EventStreamController implements OnApplicationShutdown {
     };
     let lastSent = afterSeq;
     const dropSlow = () => {
-      this.logger.warn(`dropping a slow client: more than ${limit} bytes buffered`);
+      this.logger.warn(`dropping a slow client (${peer}): more than ${limit} bytes buffered`);
       send(sseEventName('error'), null, slowConsumerError(run, lastSent, limit));
       end();
       setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();

@@ -15,7 +15,7 @@ import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { StreamQuota } from '../quotas/stream-quota.js';
 import { ChatConnection } from './chat-connection.js';
-import { DROP_GRACE_MS } from './client-limits.js';
+import { DROP_GRACE_MS, peerOf } from './client-limits.js';
 import { ChatService } from './chat.service.js';
 import { UserSockets } from './user-sockets.js';
 
@@ -119,11 +119,11 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
       ws.on('error', (err) => this.logger.debug?.(`websocket closed on a protocol error: ${err.message}`));
       // noServer mode emits no 'connection' itself; the heartbeat relies on it.
       this.wss.emit('connection', ws, req);
-      this.accept(ws, caller, sessionId);
+      this.accept(ws, caller, sessionId, peerOf(req.socket));
     });
   }
 
-  private accept(ws: WebSocket, caller: Caller, sessionId: string): void {
+  private accept(ws: WebSocket, caller: Caller, sessionId: string, peer: string): void {
     const { clientBufferMaxBytes, clientMessagesPerSecond } = this.settings.server;
     const send = (body: unknown, raw?: string) => {
       if (ws.readyState === ws.OPEN) ws.send(raw ?? JSON.stringify(body));
@@ -136,6 +136,7 @@ export class WsChatServer implements OnApplicationBootstrap, OnApplicationShutdo
         event: send,
         pong: (body) => send({ type: 'pong', ...body }),
         bufferedBytes: () => ws.bufferedAmount,
+        peer,
         drop: (reason) => {
           send(reason);
           const code = reason.error_code === 'slow_consumer' ? WS_CLOSE.slowConsumer : WS_CLOSE.policy;

@@ -246,9 +246,15 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
     });
   }
 
-  // Releases are pub/sub, at most once. A worker that missed one still lets go of connections
-  // made with a config that changed since: each sweep reads the config version of every user it
-  // holds connections for, and when it moved keeps only the connections of their servers now.
+  // Releases are pub/sub, at most once: a worker whose subscriber was disconnected when one was
+  // published (a Redis restart, a network cut; it resubscribes, but what was sent meanwhile is
+  // lost) never hears of it. This sweep is for that worker alone: it reads the config version of
+  // every user it holds connections for, and when it moved since the sweep last looked keeps only
+  // the connections of their servers now. (A run's acquire racing a release it did hear is the
+  // pool's to handle, see McpPool.acquire.) It compares with the version it last swept at, not
+  // with the cache: a run that reread the servers since the missed release moved the cache on
+  // while the old connection was still pooled.
+  const swept = new Map<string, string>();
   let sweeping = false;
   const sweepChangedConfigs = async () => {
     const scopes = pool.userScopes();
@@ -258,8 +264,17 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
       // One GET per user rather than an MGET: each user's keys live in a slot of their own on a cluster (auto-pipelining sends them together anyway).
       const versions = await Promise.all(scopes.map((scope) => redis.get(redisKeys.mcpConfigVersion(scope.tenantId, scope.userId))));
       for (const [i, scope] of scopes.entries()) {
-        if (cache.get(`${scope.tenantId}:${scope.userId}`)?.version === (versions[i] ?? '0')) continue;
-        const closed = await pool.retain(scope, await userServers(scope));
+        const key = `${scope.tenantId}:${scope.userId}`;
+        const version = versions[i] ?? '0';
+        if (!swept.has(key)) {
+          // Connections made since the worker started were made with a version at least this one.
+          swept.set(key, cache.get(key)?.version ?? version);
+          if (swept.size > 10_000) swept.delete(swept.keys().next().value!);
+        }
+        if (swept.get(key) === version) continue;
+        // Global stdio servers run per user in the sandbox: their connections are the user's too, and stay.
+        const closed = await pool.retain(scope, [...globalServers, ...(await userServers(scope))]);
+        swept.set(key, version);
         if (closed > 0) logger.info({ tenant_id: scope.tenantId, user_id: scope.userId, closed }, 'MCP connections of a changed config released');
       }
     } catch (err) {

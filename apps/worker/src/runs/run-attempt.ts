@@ -102,6 +102,11 @@ export class RunAttempt {
     this.resent = taken.events.filter((e) => e.seq > (taken.steps.at(-1)?.seq ?? startedAt));
   }
 
+  /** Goes on from the end of the log as taken, which holds nothing past the run's last recorded step: nothing is redone. */
+  continueQuietly(events: readonly EventDict[]): void {
+    this.lastSeq = events.at(-1)?.seq ?? 0;
+  }
+
   /** Runs a write of the attempt; a fenced write or Redis out of reach hands the run off (and still throws). */
   async guard<T>(write: () => Promise<T>): Promise<T> {
     try {

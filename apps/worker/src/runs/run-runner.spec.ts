@@ -146,6 +146,32 @@ describe('RunRunner, on plain fakes', () => {
     expect(sent).toEqual([]);
   });
 
+  it('a run whose lock lapsed before it sent anything past run_started is taken back without a worker_lost', async () => {
+    const { backend, run, kinds } = await setUp();
+    // The first attempt (epoch 1) sent run_started, then its worker was too busy to renew the
+    // job's lock: the queue handed the job out again.
+    const { epoch } = (await backend.ledger.take('r1')) as { epoch: number };
+    await backend.log.append({ event_type: 'run_started', session_id: 's1', run_id: 'r1', seq: 0, timestamp: new Date().toISOString(), worker_id: 'w1' } as EventDict, epoch);
+    // Taken back: nothing the client has is redone, so there is nothing to tell it.
+    expect(await run()).toEqual({ parked: expect.anything() });
+    expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'tool_call', 'hitl_request']);
+    expect(backend.eventsOf('r1').map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('a takeover after the lost worker sent events past its last step tells the client once where it resumes', async () => {
+    const { backend, run, kinds } = await setUp();
+    const { epoch } = (await backend.ledger.take('r1')) as { epoch: number };
+    for (const event of [
+      { event_type: 'run_started', worker_id: 'w0' },
+      { event_type: 'text', content: 'Send' },
+    ]) {
+      await backend.log.append({ ...event, session_id: 's1', run_id: 'r1', seq: 0, timestamp: new Date().toISOString() } as EventDict, epoch);
+    }
+    await run();
+    expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'error', 'text', 'tool_call', 'hitl_request']);
+    expect(backend.eventsOf('r1').filter((e) => e.event_type === 'error')).toEqual([expect.objectContaining({ error_code: 'worker_lost', resume_after_seq: 2 })]);
+  });
+
   it('a job of a run that has its done ends nothing twice', async () => {
     const { backend, store, lifecycle, run, kinds } = await setUp();
     await run();

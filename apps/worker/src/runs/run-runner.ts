@@ -199,6 +199,7 @@ export class RunRunner {
     const runId = attempt.ref.runId;
     const startedBefore = earlier.find((e) => e.event_type === 'run_started');
     let first: EventDict | null = null;
+    let quiet = false;
     if (isQuietContinuation(taken)) {
       attempt.continueParked(taken);
       logger.info({ run_id: runId, epoch: attempt.ownerEpoch, parked_at_seq: attempt.seq }, 'continuing a parked run');
@@ -214,9 +215,24 @@ export class RunRunner {
       } else {
         const resumeAfter = steps.at(-1)?.seq ?? startedBefore.seq;
         logger.warn({ run_id: runId, epoch: attempt.ownerEpoch, resume_after_seq: resumeAfter, steps: steps.length }, 'continuing a run whose worker stopped');
-        first = await attempt.publish(new ErrorEvent(attempt.envelope, 'The worker running this turn stopped; it continues here from its last recorded step', true, 'worker_lost', resumeAfter), false);
+        // worker_lost tells the client which events it has are redone (those after resume_after_seq).
+        // When there are none, the run goes on from where the client is and there is nothing to
+        // tell: a lock that lapsed as the run began (a worker too busy to renew it takes the run
+        // back, or another does) is not shown, and the loss that follows, if any, is told once.
+        // `earlier` is the log as it stood when this worker's epoch was raised (one script), and
+        // only that epoch writes to it since: the check cannot race another taker.
+        if ((earlier.at(-1)?.seq ?? 0) <= resumeAfter) {
+          attempt.continueQuietly(earlier);
+          quiet = true;
+          if (taken.cancelled) {
+            await attempt.end('cancelled');
+            return false;
+          }
+        } else {
+          first = await attempt.publish(new ErrorEvent(attempt.envelope, 'The worker running this turn stopped; it continues here from its last recorded step', true, 'worker_lost', resumeAfter), false);
+        }
       }
-      if (!first) {
+      if (!first && !quiet) {
         // Refused: the run ended elsewhere, or another worker owns it, or it was cancelled before it began.
         if (!attempt.foundSealed && !attempt.handedOff) await attempt.end('cancelled');
         return false;
