@@ -34,11 +34,12 @@ function envFiles(root) {
   return found.sort((a, b) => rank(root, a) - rank(root, b) || a.localeCompare(b));
 }
 
-/** Shared settings first (libs/core/src/config), then the other libraries, then the apps. */
+/** The shared settings first (libs/core/src/config, settings.ts leading), then the other libraries, then the apps. */
 function rank(root, file) {
   const path = relative(root, file).split(sep).join('/');
-  if (path.startsWith('libs/core/src/config/')) return 0;
-  return path.startsWith('libs/') ? 1 : 2;
+  if (path === 'libs/core/src/config/settings.ts') return 0;
+  if (path.startsWith('libs/core/src/config/')) return 1;
+  return path.startsWith('libs/') ? 2 : 3;
 }
 
 /** The value of a default's expression, following constants to their declarations. */

@@ -7,7 +7,7 @@ import { ApiErrorBody } from '../common/api-error-body.dto.js';
 import { MCP_EXTRA_VIEWS, McpCatalogView, McpPasteAnswer, McpServerDeleted, McpServerList, McpServerView } from './mcp-server-views.dto.js';
 import { McpServersService } from './mcp-servers.service.js';
 
-/** The body parseMcpServer accepts (README, "Your MCP servers"), for the OpenAPI document. */
+/** The body parseMcpServer accepts (docs/mcp.md, "Your MCP servers"), for the OpenAPI document. */
 const MCP_SERVER_BODY = {
   type: 'object',
   required: ['name'],

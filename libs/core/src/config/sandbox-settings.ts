@@ -1,7 +1,7 @@
 import { IsIn, IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import { Env } from './env.js';
 
-/** Worker: how shell commands, skill scripts and stdio MCP servers are confined (see the README's Security section). */
+/** Worker: how shell commands, skill scripts and stdio MCP servers are confined (see docs/security.md). */
 export class SandboxConfig {
   /**
    * Where shell commands, skill scripts and stdio MCP servers run: `bwrap` (bubblewrap; the worker
