@@ -47,7 +47,7 @@ const PASTED_CONFIG_BODY = {
 };
 
 /**
- * A user's own MCP servers (Req 30). The caller themself or an admin of their tenant; anyone
+ * A user's own MCP servers, beside the operator's. The caller themself or an admin of their tenant; anyone
  * else's answer 404. Bodies are validated by parseMcpServer, not a DTO: the same rules as the
  * operator's config file, with an error per field.
  */

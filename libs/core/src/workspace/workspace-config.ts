@@ -2,7 +2,7 @@ import { IsInt, IsNumber, IsString, Min, MinLength } from 'class-validator';
 import { Env } from '../config/env.js';
 import { DEFAULT_WORKSPACE_QUOTA_BYTES, DEFAULT_WORKSPACE_ROOT } from './workspace.js';
 
-/** Users' workspaces (seed 002, Req 33): where they live, what they may hold, when they are archived. */
+/** Users' workspaces: where they live, what they may hold, when they are archived. */
 export class WorkspaceConfig {
   /**
    * Per-user folder for the file and shell tools: `{tenant_id}` and `{user_id}` become sanitised
