@@ -20,6 +20,7 @@ export class StoreConfig {
   sessionStore: 'mysql' | 'memory' = 'mysql';
 }
 
+/** The Redis every gateway and worker shares: the queue, runs' event logs and ledgers, control messages, limits. */
 export class RedisConfig {
   /** The `redis://` or `rediss://` URL of the Redis every gateway and worker shares. */
   @Env('DATAAGENT_REDIS_URL') @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true }, { message: 'must be a redis:// or rediss:// URL' })
@@ -42,6 +43,7 @@ export class RedisConfig {
   clusterNodes: string[] = [];
 }
 
+/** The MySQL or MariaDB database of sessions, history, runs, tenants and the MCP catalog; the schema is migrated at startup. */
 export class MysqlConfig {
   /** Host of the MySQL or MariaDB server. */
   @Env('DATAAGENT_MYSQL_HOST') @IsString() @MinLength(1)
@@ -124,6 +126,7 @@ export class LlmConfig {
   streamUsage = true;
 }
 
+/** An agent worker: how many runs it holds, how it hands them over, and how far one run may go. */
 export class WorkerConfig {
   /**
    * Runs one worker process holds at once (runs waiting for approval are parked and do not count; a
