@@ -43,15 +43,15 @@ export default {
     {
       ...shared,
       displayName: 'unit',
-      // test/architecture.test.ts and test/node-versions.test.ts need no server: they check sources and node_modules.
-      testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/{architecture,node-versions}.test.ts'],
+      // These test/ files need no server: they check sources, docs and node_modules.
+      testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/{architecture,node-versions,config-docs,doc-links}.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '\\.int\\.spec\\.ts$'],
     },
     {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/{apps,libs}/**/*.int.spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '/test/(architecture|node-versions)\\.test\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/test/(architecture|node-versions|config-docs|doc-links)\\.test\\.ts$'],
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },

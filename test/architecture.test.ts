@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,4 +57,50 @@ describe('the architecture check', () => {
     expect(output).toMatch(/error core-folder-layers: libs\/core\/src\/config\/arch-folder-break\.ts → libs\/core\/src\/engine\/agent-config\.ts/);
     expect(output).toMatch(/error not-resolvable: apps\/worker\/src\/arch-missing\.ts → #core\/no-such-folder\/nothing\.js/);
   }, 120_000);
+});
+
+/**
+ * A comment (or a test's name) says the reason itself, not the number of a requirement or of a
+ * seed file a reader does not have: "Req 35.3", "Requirement 28.1", "seed 002", "seed-001", "the
+ * seed's form". A cluster's seed nodes and a fuzzer's seeds are not citations.
+ */
+const CITATION = /\bReq(?:uirement)?s?\.?\s+\d|\bseeds?[ -]\d{3}\b|\bthe seed(?:'s)?\b(?!\s+nodes?\b)/i;
+
+/**
+ * Each line of the TypeScript under apps/, libs/, test/ and bench/ that cites a requirement or
+ * seed number, as `path:line: text`; this file is left out, since its examples are citations.
+ */
+function citations(): string[] {
+  const self = 'test/architecture.test.ts';
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(path);
+      } else if (entry.name.endsWith('.ts') && path !== self) {
+        readFileSync(join(ROOT, path), 'utf8').split('\n').forEach((line, i) => {
+          if (CITATION.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+        });
+      }
+    }
+  };
+  for (const top of ['apps', 'libs', 'test', 'bench']) walk(top);
+  return found;
+}
+
+describe('comments', () => {
+  it('cite no requirement or seed number: they say the reason', () => {
+    const found = citations();
+    if (found.length > 0) throw new Error(`${found.length} line(s) cite a requirement or seed number; say the reason instead:\n  ${found.join('\n  ')}`);
+  });
+
+  it('are caught citing one, and a seed node or a fuzzer\'s seed is not a citation', () => {
+    for (const cited of ['(seed 002, Req 7.3)', '/** Requirement 28.1: on when */', 'the seed-001 reply', "as in the seed's own example", 'seeds 000 and 001', '(Req 35)']) {
+      expect(CITATION.test(cited)).toBe(true);
+    }
+    for (const plain of ["a cluster's seed nodes", 'the seed nodes of a Redis Cluster', 'with fixed seeds (FUZZ_SEED)', 'seed: 7', 'the seeded run', 'request 5']) {
+      expect(CITATION.test(plain)).toBe(false);
+    }
+  });
 });

@@ -157,7 +157,7 @@ describe('dataagent CLI, local mode (the agent in its own process)', () => {
     expect(interactive.stderr).toContain('the interactive UI needs a terminal');
   });
 
-  describe('MCP servers (Req 29)', () => {
+  describe('MCP servers in local mode', () => {
     const ECHO = '[[tool:everything__echo {"message":"hi"}]] go';
     const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
     const broken = { command: 'dataagent-test-no-such-command' };

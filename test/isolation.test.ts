@@ -46,7 +46,7 @@ interface Assets {
 }
 
 /**
- * Isolation (Req 32 to 34) proven by attack: every caller tries every route and channel with
+ * Isolation of tenants and users (sessions, workspaces, memory) proven by attack: every caller tries every route and channel with
  * every other user's ids (REST, SSE, Socket.IO, plain WebSocket, resume, cancel, HITL decisions,
  * MCP servers, memory, workspace files, admin routes). Each must answer 403 or 404, change
  * nothing, and carry none of the victim's secrets. Leaks are counted; the count must be 0.

@@ -36,7 +36,7 @@ describe('governed MCP calls', () => {
             timeout_ms: 30_000,
             description: 'orders of the web shop',
             trigger_keywords: ['订单', 'order status'],
-            // The seed's 5 s example, and short timeouts for the first-call hangs.
+            // A 5 s timeout for a slow report, and short timeouts for the first-call hangs.
             tools: { report: { timeout_ms: 5_000 }, lookup: { timeout_ms: 400 }, cancel_order: { timeout_ms: 400 } },
           },
           // The same tools under another name, and a server that is down.
@@ -121,7 +121,7 @@ describe('governed MCP calls', () => {
     expect(calls('cancel_order')).toHaveLength(1);
   });
 
-  it("puts into the prompt only the tools a message points at (seed 000): none, a keyword's server, an explicit call", async () => {
+  it("puts into the prompt only the tools a message points at: none, a keyword's server, an explicit call", async () => {
     const lastRequest = () => system.llm.requests.at(-1)!.body;
     const mcpOffered = () => (lastRequest().tools ?? []).map((t) => t.function.name).filter((n) => n.includes('__'));
     const systemText = () => String(lastRequest().messages?.[0]?.content);

@@ -24,7 +24,7 @@ describe('MCP servers from the config file', () => {
     proxy = await startRecordingProxy(http);
     dir = mkdtempSync(join(tmpdir(), 'da-mcp-'));
     const file = join(dir, 'mcp.json');
-    // The Claude Desktop shape; the seed's {"servers": [...]} is tested with the parser.
+    // The Claude Desktop shape; our own {"servers": [...]} is tested with the parser.
     writeFileSync(
       file,
       JSON.stringify({

@@ -56,7 +56,7 @@ describe('tool calls through the real worker', () => {
   const steps = (run: EventDict[]) =>
     run.filter((e) => !['run_queued', 'run_started', 'done'].includes(e.event_type) && !(e.event_type === 'text' && e.content === '')).map((e) => (e.event_type === 'text' ? `text:${e.content}` : e.event_type));
 
-  it('runs the seed-003 three-chunk example: text at once, the tag after buffering, the rest after the result', async () => {
+  it('runs a tag streamed in three chunks: text at once, the tag after buffering, the rest after the result', async () => {
     const run = await chat(rawDirective(['思考: 我需要搜索...<tool_action name="', 'vector-search"><query value="test"', '" /></tool_action>接下来...']));
     expect(steps(run).slice(0, 4)).toEqual(['text:思考: 我需要搜索...', 'tool_call', 'tool_result', 'text:接下来...']);
     expect(run.find((e) => e.event_type === 'tool_call')).toMatchObject({ tool_name: 'vector-search', tool_args: { query: 'test' } });

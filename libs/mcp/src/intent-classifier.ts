@@ -11,7 +11,7 @@ export interface ClassifiedServer {
 export type IntentClassifier = (message: string, servers: readonly ClassifiedServer[], signal: AbortSignal) => Promise<string[]>;
 
 /**
- * Layer 2 (seed 001), off by default: asks the model which MCP servers a message that Layer 1
+ * Layer 2, off by default (it costs a model call): asks the model which MCP servers a message that Layer 1
  * left unsure needs. One short, tool-less model call, bounded by `timeoutMs`; any failure or an
  * answer it cannot read counts as "none", so the run goes on without MCP tools.
  */

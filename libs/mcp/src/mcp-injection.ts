@@ -20,8 +20,8 @@ export interface InjectionOptions {
 }
 
 /**
- * Puts into each model call only the MCP tools the person's message points at (seed 001's
- * layered descriptions): no MCP intent, no MCP tool text at all; a match, the matched tools'
+ * Puts into each model call only the MCP tools the person's message points at (in
+ * layered descriptions, to keep the prompt small): no MCP intent, no MCP tool text at all; a match, the matched tools'
  * Level 1 lines in the system prompt, and Level 2 lines where several tools of one server must
  * be told apart. A native function-calling model gets the matched tools' full schemas (Level 3);
  * a text-format model gets them only when it calls a tool with wrong arguments. Tools the model

@@ -35,7 +35,7 @@ export interface McpProviderOptions {
   logger: { warn(obj: object, msg: string): void };
 }
 
-/** The servers a caller gets: global ones, extended or overridden by name by the user's own (Req 30.5). */
+/** The servers a caller gets: global ones, extended or overridden by name by the user's own. */
 export function serversFor(globalServers: readonly McpServerConfig[], own: readonly McpServerConfig[]): Array<{ config: McpServerConfig; own: boolean }> {
   const byName = new Map<string, { config: McpServerConfig; own: boolean }>();
   for (const config of globalServers) byName.set(config.name, { config, own: false });

@@ -52,7 +52,7 @@ export interface LocalOptions {
 
 
 /**
- * The agent in the CLI's own process (seed 002's DataAgentCli): the worker's assistant and
+ * The agent in the CLI's own process, so the CLI works with no server: the worker's assistant and
  * built-in tools on libs/core, with no Redis or MySQL; the history is kept in session files.
  */
 export class LocalBackend implements AgentBackend {

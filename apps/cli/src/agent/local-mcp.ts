@@ -42,7 +42,7 @@ export interface LocalMcpOptions {
 }
 
 /**
- * The file that names the local servers (Req 29): `--mcp-config PATH`, else
+ * The file that names the local servers: `--mcp-config PATH`, else
  * `~/.deepagents/{assistant_id}/mcp.json` when it exists (`$HOME` first, so tests can move it).
  */
 export function localMcpConfigPath(flag: string | undefined, assistantId: string): string | undefined {
@@ -54,7 +54,7 @@ export function localMcpConfigPath(flag: string | undefined, assistantId: string
 /**
  * Reads the servers from `file` and sets up the worker's pool and provider for them, with one
  * owner (the local person) and no bindings or audit store. Servers connect when a run starts,
- * or all at once with {@link LocalMcp.connect}; one that fails is warned about and left out (Req 29.5).
+ * or all at once with {@link LocalMcp.connect}; one that fails is warned about and left out, so one broken server does not stop the others.
  * @throws McpConfigFileError when the file cannot be read or has no known shape.
  */
 export async function openLocalMcp(file: string, options: LocalMcpOptions): Promise<LocalMcp> {
@@ -123,7 +123,7 @@ export class LocalMcp {
   }
 
   /**
-   * Re-reads the file while running (Req 29.7): connects servers that are new or changed, retries
+   * Re-reads the file while running (`/mcp reload`), so an edit needs no restart: connects servers that are new or changed, retries
    * failed ones, and drops those no longer named.
    * @throws McpConfigFileError when the file cannot be read or has no known shape.
    */

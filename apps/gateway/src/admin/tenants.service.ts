@@ -13,7 +13,7 @@ import type { CreateTenantDto, TenantQueryDto, TenantSettingsDto } from './tenan
 import type { TenantDeleted, TenantList, TenantView } from './tenant-view.dto.js';
 
 /**
- * Tenants' limits and feature switches (Req 35.3), for operators only. A change reaches every
+ * Tenants' limits and feature switches, for operators only (a tenant's admin must not raise its own limits). A change reaches every
  * gateway and worker within DATAAGENT_TENANT_CACHE_SECONDS. Deleting a tenant drops its
  * settings and revokes its issued keys; its conversations stay until they expire.
  */

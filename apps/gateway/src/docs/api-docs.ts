@@ -33,7 +33,7 @@ export function serveApiDocs(app: NestExpressApplication, version: string): void
     .setVersion(version)
     .setDescription(
       'LLM agent chats over REST, Server-Sent Events and an OpenAI-compatible API (`/v1`). Socket.IO (`/chat`) and plain WebSocket ' +
-        '(`/ws/chat/{session_id}`) carry the same events; see the README. Every error is `{error_code, message, details}` ' +
+        '(`/ws/chat/{session_id}`) carry the same events; see docs/api.md. Every error is `{error_code, message, details}` ' +
         "(OpenAI's `{error: {...}}` under `/v1`) with its HTTP status.",
     )
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (DATAAGENT_API_KEYS or issued by an admin)' }, 'api_key')

@@ -7,7 +7,7 @@ import { ApiErrorBody } from '../common/api-error-body.dto.js';
 import { MCP_EXTRA_VIEWS, McpCatalogView, McpPasteAnswer, McpServerDeleted, McpServerList, McpServerView } from './mcp-server-views.dto.js';
 import { McpServersService } from './mcp-servers.service.js';
 
-/** The body parseMcpServer accepts (README, "Your MCP servers"), for the OpenAPI document. */
+/** The body parseMcpServer accepts (docs/mcp.md, "Your MCP servers"), for the OpenAPI document. */
 const MCP_SERVER_BODY = {
   type: 'object',
   required: ['name'],
@@ -47,7 +47,7 @@ const PASTED_CONFIG_BODY = {
 };
 
 /**
- * A user's own MCP servers (Req 30). The caller themself or an admin of their tenant; anyone
+ * A user's own MCP servers, beside the operator's. The caller themself or an admin of their tenant; anyone
  * else's answer 404. Bodies are validated by parseMcpServer, not a DTO: the same rules as the
  * operator's config file, with an error per field.
  */

@@ -1,4 +1,4 @@
-/** Exit codes of `harbor run`, documented in the README's Harbor section. */
+/** Exit codes of `harbor run`, documented in apps/harbor/README.md. */
 export const EXIT = {
   ok: 0,
   /** The pass rate is below --min-pass-rate. */

@@ -16,7 +16,7 @@ export interface LangSmithSettings {
   project?: string;
 }
 
-/** Requirement 28.1: on when LANGSMITH_API_KEY is set and LANGSMITH_TRACING_V2 is `true`. */
+/** On when LANGSMITH_API_KEY is set and LANGSMITH_TRACING_V2 is `true`. */
 export function langSmithSettings(env: NodeJS.ProcessEnv): LangSmithSettings | undefined {
   if (!env.LANGSMITH_API_KEY || !/^(true|1)$/i.test(env.LANGSMITH_TRACING_V2 ?? '')) return undefined;
   return {

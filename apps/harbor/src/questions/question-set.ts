@@ -22,7 +22,7 @@ export interface QuestionSet {
   questions: Question[];
 }
 
-/** Fields of Requirement 27.2; `id` is optional (q001, q002, … by position). */
+/** The fields of one question in a question set; `id` is optional (q001, q002, … by position). */
 const QUESTION_SCHEMA = {
   type: 'object',
   required: ['question', 'expected_keywords', 'category', 'difficulty'],

@@ -3,7 +3,7 @@ import type { Question } from '../questions/question-set.js';
 import type { Exchange } from './chat-transport.js';
 import { answerText, failureReason, passes, runFailure, scoreAnswer, type ResultStatus } from './scoring.js';
 
-/** One question asked once: what Requirement 27.4 asks of a result, and what the report shows. */
+/** One question asked once: what the results file records of it, and what the report shows. */
 export interface QuestionResult {
   question_id: string;
   /** Which pass through the set (1-based): --repeat and --duration ask each question again. */

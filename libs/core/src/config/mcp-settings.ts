@@ -11,7 +11,7 @@ export class McpRuntimeConfig {
   @Env('DATAAGENT_MCP_MAX_CONNECTIONS', 'int') @IsInt() @Min(1) @Max(100_000)
   maxConnections = 1_000;
 
-  /** Seconds a connection and handshake may take. */
+  /** Seconds a connection, its handshake and its `tools/list` may take. */
   @Env('DATAAGENT_MCP_CONNECT_TIMEOUT', 'int') @IsInt() @Min(1) @Max(600)
   connectTimeoutSeconds = 30;
 
@@ -41,6 +41,7 @@ export class McpRuntimeConfig {
   /**
    * Bytes one message from an MCP server may have (a stdio line, an HTTP body, an SSE event). It
    * is counted while it is read, and a larger one is dropped unparsed: its call fails, saying so.
+   * JSON nested more than 100 levels deep is refused the same way.
    */
   @Env('DATAAGENT_MCP_MAX_MESSAGE_BYTES', 'int') @IsInt() @Min(1024) @Max(1024 * 1024 * 1024)
   maxMessageBytes = 4 * 1024 * 1024;

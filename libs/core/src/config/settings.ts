@@ -5,24 +5,32 @@ import { IsSecretKey } from './secret-key.js';
 
 /** How much the gateway and the workers log (pino's levels). */
 export class LogConfig {
+  /**
+   * `fatal` … `trace`, `silent`; logs are JSON lines (pino). A request's lines carry its
+   * `request_id`; its access line names method, path, remote address and status, never headers.
+   */
   @Env('DATAAGENT_LOG_LEVEL') @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   level = 'info';
 }
 
 /** Where sessions, history and runs are kept: read by the gateway and the workers alike. */
 export class StoreConfig {
+  /** `mysql`, or `memory` (one process only: not usable with separate gateway and worker). */
   @Env('DATAAGENT_SESSION_STORE') @IsIn(['mysql', 'memory'])
   sessionStore: 'mysql' | 'memory' = 'mysql';
 }
 
+/** The Redis every gateway and worker shares: the queue, runs' event logs and ledgers, control messages, limits. */
 export class RedisConfig {
+  /** The `redis://` or `rediss://` URL of the Redis every gateway and worker shares. */
   @Env('DATAAGENT_REDIS_URL') @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true }, { message: 'must be a redis:// or rediss:// URL' })
   url = 'redis://127.0.0.1:6379';
 
-  /** Seconds a finished run's event log stays replayable from Redis. */
+  /** Seconds a finished run's event log stays replayable from Redis (MySQL keeps the events after). */
   @Env('DATAAGENT_RUN_LOG_TTL', 'int') @IsInt() @Min(1)
   runLogTtlSeconds = 3600;
 
+  /** The BullMQ queue of runs; its backlog is the Redis list `bull:<name>:wait` (`{da-queue}:<name>:wait` on a cluster). */
   @Env('DATAAGENT_QUEUE_NAME') @IsString() @MinLength(1)
   queueName = 'dataagent-runs';
 
@@ -35,42 +43,58 @@ export class RedisConfig {
   clusterNodes: string[] = [];
 }
 
+/** The MySQL or MariaDB database of sessions, history, runs, tenants and the MCP catalog; the schema is migrated at startup. */
 export class MysqlConfig {
+  /** Host of the MySQL or MariaDB server. */
   @Env('DATAAGENT_MYSQL_HOST') @IsString() @MinLength(1)
   host = '127.0.0.1';
 
+  /** Port of the MySQL or MariaDB server. */
   @Env('DATAAGENT_MYSQL_PORT', 'int') @IsInt() @Min(1) @Max(65535)
   port = 3306;
 
+  /** MySQL user. */
   @Env('DATAAGENT_MYSQL_USER') @IsString()
   user = 'dataagent';
 
+  /** MySQL password. */
   @Env('DATAAGENT_MYSQL_PASSWORD') @IsString()
   password = '';
 
+  /** MySQL database. */
   @Env('DATAAGENT_MYSQL_DATABASE') @IsString() @MinLength(1)
   database = 'dataagent';
 
+  /** MySQL connections per process. */
   @Env('DATAAGENT_MYSQL_POOL_SIZE', 'int') @IsInt() @Min(1)
   poolSize = 10;
 }
 
 /** The workers' language models: providers' keys and endpoints, and which model each assistant uses. */
 export class LlmConfig {
+  /** OpenAI key (or the key of the server at OPENAI_BASE_URL). */
   @Env('OPENAI_API_KEY') @IsOptional() @IsString()
   openaiApiKey?: string;
 
+  /** Any OpenAI-compatible endpoint, used instead of OpenAI's. */
   @Env('OPENAI_BASE_URL') @IsOptional() @IsUrl({ require_tld: false, require_protocol: true }, { message: 'must be an http(s) URL' })
   openaiBaseUrl?: string;
 
+  /** Anthropic key. */
   @Env('ANTHROPIC_API_KEY') @IsOptional() @IsString()
   anthropicApiKey?: string;
 
-  /** Anthropic's API, or a server that speaks its Messages API. */
+  /**
+   * Anthropic's API, or another server that speaks its Messages API.
+   * @defaultValue `https://api.anthropic.com`
+   */
   @Env('ANTHROPIC_BASE_URL') @IsOptional() @IsUrl({ require_tld: false, require_protocol: true }, { message: 'must be an http(s) URL' })
   anthropicBaseUrl?: string;
 
-  /** The assistants' model unless DATAAGENT_ASSISTANT_MODELS names another: `provider:model`, `offline`, or a bare name. */
+  /**
+   * The assistants' model unless DATAAGENT_ASSISTANT_MODELS names another: `provider:model`
+   * (`openai:…`, `anthropic:…`), `offline`, or a bare name (`claude-*` is Anthropic's).
+   */
   @Env('DATAAGENT_MODEL') @IsModelName()
   model = 'gpt-4o-mini';
 
@@ -86,6 +110,7 @@ export class LlmConfig {
   @Env('DATAAGENT_LLM_PROVIDER') @IsIn(['auto', 'openai', 'anthropic', 'offline'])
   provider: 'auto' | ModelProvider = 'auto';
 
+  /** Milliseconds one LLM request may take. */
   @Env('DATAAGENT_LLM_TIMEOUT_MS', 'int') @IsInt() @Min(100)
   timeoutMs = 120_000;
 
@@ -101,11 +126,21 @@ export class LlmConfig {
   streamUsage = true;
 }
 
+/** An agent worker: how many runs it holds, how it hands them over, and how far one run may go. */
 export class WorkerConfig {
-  /** Runs one worker process holds at once; runs waiting for approval hold a slot too. */
+  /**
+   * Runs one worker process holds at once (runs waiting for approval are parked and do not count; a
+   * run whose MCP server waits for the person's answer to a question does). Gateways read it for
+   * the default share of a tenant (DATAAGENT_MAX_CONCURRENT_RUNS_PER_TENANT): give them the same
+   * value.
+   */
   @Env('DATAAGENT_WORKER_CONCURRENCY', 'int') @IsInt() @Min(1) @Max(10_000)
   concurrency = 200;
 
+  /**
+   * The worker's name in `run_started` events and logs.
+   * @defaultValue `<hostname>-<pid>`
+   */
   @Env('DATAAGENT_WORKER_ID') @IsOptional() @IsString()
   workerId?: string;
 
@@ -126,32 +161,49 @@ export class WorkerConfig {
   @Env('DATAAGENT_TEXT_COALESCE_MS', 'int') @IsInt() @Min(0) @Max(10)
   textCoalesceMs = 10;
 
-  /** Seconds a stopping worker (SIGTERM) lets its runs finish before handing them back to the queue. */
+  /**
+   * Seconds a stopping worker (SIGTERM) lets its runs finish before handing them back to the queue;
+   * runs waiting for approval are handed back at once.
+   * @defaultValue `20` (`npm start`: its grace period − 2 s)
+   */
   @Env('DATAAGENT_DRAIN_SECONDS', 'number') @IsNumber() @Min(0)
   drainSeconds = 20;
 
   /**
    * The port of the worker's liveness and readiness probes (`/health/live`, `/health/ready`); 0
-   * picks a free one. Unset: no probe server (several workers on one host need no fixed port).
+   * picks a free one (printed at startup). Unset: no probe server (several workers on one host need
+   * no fixed port).
    */
   @Env('DATAAGENT_HEALTH_PORT', 'int') @IsOptional() @IsInt({ message: 'must be an integer port' }) @Min(0) @Max(65535)
   healthPort?: number;
 
-  /** Milliseconds between sweeps for runs nobody holds (one worker sweeps at a time); a run is a candidate after twice this. */
+  /**
+   * Milliseconds between sweeps (one worker sweeps at a time) for runs still queued or running that
+   * no job holds; such a run older than twice this is ended with `error{run_lost}` + `done`.
+   */
   @Env('DATAAGENT_REAPER_INTERVAL_MS', 'int') @IsInt() @Min(100)
   reaperIntervalMs = 30_000;
 
+  /** Tool calls per LLM turn. */
   @Env('DATAAGENT_MAX_TOOL_CALLS', 'int') @IsInt() @Min(1)
   maxToolCallsPerTurn = 3;
 
+  /** LLM rounds per run. */
   @Env('DATAAGENT_MAX_ITERATIONS', 'int') @IsInt() @Min(1)
   maxIterations = 10;
 
-  /** UTF-8 bytes of earlier conversation a run sends the model; the newest messages are kept. */
+  /**
+   * UTF-8 bytes of earlier conversation sent with each turn: the newest messages are kept, a tool
+   * call never without its result; an exchange too large for what is left is cut with a `[… cut:
+   * …]` marker.
+   */
   @Env('DATAAGENT_HISTORY_MAX_BYTES', 'int') @IsInt() @Min(1024)
   historyMaxBytes = 512 * 1024;
 
-  /** Seconds to wait for a person's approval before it counts as reject. */
+  /**
+   * Seconds to wait for a person's approval; unanswered by then, the run ends `timeout`
+   * (`done{reason: "timeout"}`) and a later decision gets 409 `timeout`.
+   */
   @Env('DATAAGENT_HITL_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
   hitlTimeoutSeconds = 300;
 
@@ -171,11 +223,11 @@ export class WorkerConfig {
   @Env('DATAAGENT_ELICITATION_TIMEOUT', 'number') @IsNumber({}, { message: 'must be a number of seconds' }) @Min(0.05)
   elicitationTimeoutSeconds = 300;
 
-  /** Parse <tool_action> tags in the model's text (enableToolActionParsing). */
+  /** Run tool calls the model writes as `<tool_action>` tags in its text. */
   @Env('DATAAGENT_TOOL_ACTION_PARSING', 'bool') @IsBoolean({ message: 'must be true or false' })
   enableToolActionParsing = true;
 
-  /** Run the JSON form `{"response", "tool_call": {"name", "arguments"}}` in the model's text (seed 001). */
+  /** Run tool calls the model writes in its text as the JSON form `{"response", "tool_call": {"name", "arguments"}}`. */
   @Env('DATAAGENT_JSON_TOOL_CALLS', 'bool') @IsBoolean({ message: 'must be true or false' })
   enableJsonToolCalls = true;
 
@@ -194,8 +246,9 @@ export class WorkerConfig {
  */
 export class TenancyConfig {
   /**
-   * Several tenants share this deployment (Req 35.1): tenants' own settings apply, and a
-   * workspace template without {tenant_id} is refused. Off: one default tenant, limits from the environment.
+   * Several tenants share this deployment: tenants' own settings apply (managed by operators), and
+   * a workspace template without `{tenant_id}` stops the worker at startup. Off: one default
+   * tenant, limits from the environment.
    */
   @Env('DATAAGENT_MULTI_TENANT', 'bool') @IsBoolean({ message: 'must be true or false' })
   multiTenant = false;
@@ -204,7 +257,10 @@ export class TenancyConfig {
   @Env('DATAAGENT_TENANT_CACHE_SECONDS', 'number') @IsNumber() @Min(0) @Max(300)
   tenantCacheSeconds = 5;
 
-  /** Distinct users with live issued keys one tenant may have, for tenants without their own max_users; 0: no limit. */
+  /**
+   * Distinct users with live issued keys one tenant may have; a key for one more gets 429
+   * `user_limit`. For tenants without their own `max_users`; 0: no limit.
+   */
   @Env('DATAAGENT_MAX_USERS_PER_TENANT', 'int') @IsInt() @Min(0)
   maxUsersPerTenant = 0;
 }
@@ -214,13 +270,19 @@ export class TenancyConfig {
  * versions kept them on disk (a worker moves them into the database when it starts).
  */
 export class StorageConfig {
+  /**
+   * Where earlier versions kept long-term memory on disk; a worker moves those notes into the
+   * database when it starts.
+   * @defaultValue `/data` (`npm start`: `.data`)
+   */
   @Env('DATAAGENT_STORAGE_ROOT') @IsString() @MinLength(1)
   storageRoot = '/data';
 
+  /** Days a long-term memory note is kept; older notes are dropped. */
   @Env('DATAAGENT_MEMORY_RETENTION_DAYS', 'number') @IsNumber() @Min(0.0001)
   memoryRetentionDays = 90;
 
-  /** Folder of skills (one subfolder with SKILL.md each); missing: no skills. */
+  /** Folder of skills: one subfolder per skill with `SKILL.md` (front matter `name`, `description`) and optional `scripts/`; missing: no skills. */
   @Env('DATAAGENT_SKILLS_DIR') @IsString() @MinLength(1)
   skillsDir = 'skills';
 }
@@ -228,8 +290,10 @@ export class StorageConfig {
 /** Secrets at rest (users' MCP server env and header values): read by the gateway and the workers alike. */
 export class SecretsConfig {
   /**
-   * AES-256 key, 64 hex characters or base64 of 32 bytes. Unset: secrets cannot be stored
-   * (`npm start` generates one and keeps it in .data/secret.key).
+   * 32 bytes as 64 hex characters or base64 (`openssl rand -hex 32`), the same on every gateway and
+   * worker: users' MCP env and header values, and their MCP sign-ins' tokens, are stored encrypted
+   * with it (AES-256-GCM). Unset: servers with such values are refused (422 `secret_key_required`).
+   * @defaultValue none (`npm start`: generated once into `.data/secret.key`)
    */
   @Env('DATAAGENT_SECRET_KEY') @IsOptional() @IsSecretKey()
   secretKey?: string;
@@ -237,11 +301,18 @@ export class SecretsConfig {
 
 /** Prometheus metrics: `/metrics` on each gateway, a small port of its own on each worker. */
 export class MetricsConfig {
-  /** Off: no `/metrics` route on the gateway and no metrics port on the workers. */
+  /**
+   * Serve Prometheus metrics: `/metrics` on gateways, DATAAGENT_METRICS_PORT on workers; also the
+   * gateways' `/metrics/queue`, which KEDA scales the workers on. Off: no metrics route on the
+   * gateway and no metrics port on the workers.
+   */
   @Env('DATAAGENT_METRICS_ENABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
   enabled = true;
 
-  /** When set, a scrape needs `Authorization: Bearer <token>` (gateway and workers alike). Unset: anyone who reaches the port may read the metrics. */
+  /**
+   * When set (16 characters or more), a scrape needs `Authorization: Bearer <token>` (gateway and
+   * workers alike). Unset: anyone who reaches the port may read the metrics.
+   */
   @Env('DATAAGENT_METRICS_TOKEN') @IsOptional() @IsString() @MinLength(16, { message: 'must be at least 16 characters' })
   token?: string;
 
@@ -249,7 +320,11 @@ export class MetricsConfig {
   @Env('DATAAGENT_METRICS_PORT', 'int') @IsInt({ message: 'must be an integer port' }) @Min(0) @Max(65535)
   port = 9464;
 
-  /** Workers: the address their metrics server binds (all interfaces, so Prometheus can reach the pod). */
+  /**
+   * Workers: the address their metrics server binds (all interfaces, so Prometheus can reach the
+   * pod).
+   * @defaultValue `0.0.0.0` (`npm start`: `127.0.0.1`)
+   */
   @Env('DATAAGENT_METRICS_HOST') @IsString() @MinLength(1)
   host = '0.0.0.0';
 }

@@ -38,9 +38,9 @@ export interface AgentConfig {
   toolResultMaxBytes?: number;
   /** Joins text deltas that queue up within this many ms into one event (coalesceText); 0 or absent: off. */
   textCoalesceMs?: number;
-  /** Parse `<tool_action>` tags in the model's text (seed 003). Default true. */
+  /** Parse `<tool_action>` tags in the model's text (for models without native tool calls). Default true. */
   enableToolActionParsing?: boolean;
-  /** Parse a whole reply of the form {"response", "tool_call"} (seed 001). Default true. */
+  /** Parse a whole reply of the form {"response", "tool_call"} (models prompted to answer in JSON). Default true. */
   enableJsonToolCalls?: boolean;
 }
 

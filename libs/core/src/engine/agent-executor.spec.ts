@@ -58,7 +58,7 @@ describe('AgentExecutor', () => {
     expect(model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', name: 'echo', toolCallId: 'c1', content: 'echo:x' });
   });
 
-  it('runs the seed-003 three-chunk tag: text before it at once, text after it after the result', async () => {
+  it('runs a tag split over three chunks: text before it at once, text after it after the result', async () => {
     const model = new ScriptedModel([text('思考: 我需要搜索...<tool_action name="', 'echo"><value value="test"', '" /></tool_action>接下来...'), text('ok')]);
     const events = await run(executor(model));
     expect(events[0]).toMatchObject({ event_type: 'text', content: '思考: 我需要搜索...' });

@@ -6,7 +6,7 @@ export type TurnSegment = DetectorOutput;
 export interface TextToolCallOptions {
   /** `<tool_action>` tags (enableToolActionParsing). */
   parseTags: boolean;
-  /** The whole-reply JSON form {"response", "tool_call"} (seed 001). */
+  /** The whole-reply JSON form {"response", "tool_call"}, which models prompted to answer in JSON use. */
   parseJson: boolean;
   newId: () => string;
 }

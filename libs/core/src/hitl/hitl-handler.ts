@@ -25,7 +25,7 @@ export interface ApprovalRequest {
   toolCallId?: string;
 }
 
-/** Asks a person whether a sensitive action may run (seed 002, Req 3). */
+/** Asks a person whether a sensitive action may run, so nothing that changes the world runs unseen. */
 export interface HitlHandler {
   /**
    * Records a request before the client is told about it, so an immediate answer finds

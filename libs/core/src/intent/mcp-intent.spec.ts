@@ -7,7 +7,7 @@ const recognizer = new McpIntentRecognizer([
 ]);
 
 describe('McpIntentRecognizer', () => {
-  it("recognizes the seed's explicit call patterns when they name a server or a tool", () => {
+  it("recognizes explicit call patterns, Chinese and English, when they name a server or a tool", () => {
     expect(recognizer.recognize('用 weather 工具查一下北京')).toEqual({ rule: 'explicit', tools: ['weather.get_current', 'weather.get_forecast'] });
     expect(recognizer.recognize('调用 get_forecast 看看上海')).toEqual({ rule: 'explicit', tools: ['weather.get_forecast'] });
     expect(recognizer.recognize('使用jira服务看看 PROJ-12')).toEqual({ rule: 'explicit', tools: ['jira.get_ticket'] });

@@ -1,5 +1,5 @@
 /**
- * Layer 1 intent recognition for MCP tools (seeds 000 and 001): which servers and tools a
+ * Layer 1 intent recognition for MCP tools, so the prompt carries only the tools a message needs: which servers and tools a
  * person's message points at, from rules compiled once per set of servers. Explicit calls ("用
  * weather 工具", "call github.search_issues", "use the jira tool") name a server or a tool;
  * trigger keywords ("天气", "pull request") point at a server. No match: no MCP intent, and no
@@ -23,7 +23,7 @@ export interface McpIntent {
   unsure?: boolean;
 }
 
-/** Explicit call patterns, Chinese and English (seed 001's Layer 1, priority 15). */
+/** Explicit call patterns, Chinese and English (Layer 1, priority 15). */
 const EXPLICIT_PATTERNS = [
   /用.{0,40}?工具/,
   /调用\s*\S/,

@@ -1,6 +1,6 @@
 import type { ToolSpec } from '../llm/chat-model.js';
 
-/** About 50 characters: a tool's name and the start of its description (seed 001's Level 1). */
+/** About 50 characters: a tool's name and the start of its description (Level 1, the line a matched tool gets in the prompt). */
 export function levelOneLine(tool: ToolSpec): string {
   return `[tool] ${tool.name}: ${firstSentence(tool.description, 50)}`;
 }

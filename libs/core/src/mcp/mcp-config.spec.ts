@@ -1,7 +1,7 @@
 import { maskSecrets, parseMcpConfigFile, parseMcpServer, takesPersonalSignIn } from './mcp-config.js';
 
 describe('MCP server configuration', () => {
-  it("reads the seed's servers list and the mcpServers map of other MCP clients alike", () => {
+  it("reads the `servers` list and the mcpServers map of other MCP clients alike", () => {
     const seed = parseMcpConfigFile(JSON.stringify({ servers: [{ name: 'files', command: 'npx', args: ['-y', 'server-files'], env: { ROOT: '/data' }, disabled: true, trigger_keywords: ['file'] }] }));
     const claude = parseMcpConfigFile(JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['-y', 'server-files'], env: { ROOT: '/data' }, disabled: true, triggerKeywords: ['file'] } } }));
     const expected = [{ name: 'files', transport: 'stdio', command: 'npx', args: ['-y', 'server-files'], env: { ROOT: '/data' }, disabled: true, triggerKeywords: ['file'] }];

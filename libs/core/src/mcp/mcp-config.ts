@@ -3,7 +3,7 @@
  * user's servers from the API, validated into one form with an error per bad field.
  *
  * Accepted shapes of the file:
- * - the seed's `{"servers": [{"name", "command", "args", "env", "disabled", ...}]}`;
+ * - our own `{"servers": [{"name", "command", "args", "env", "disabled", ...}]}`;
  * - the `{"mcpServers": {"name": {...}}}` map of Claude Desktop, Cursor and other MCP clients.
  */
 

@@ -1,6 +1,6 @@
 import type { McpServerConfig } from './mcp-config.js';
 
-/** A user's own MCP server (seed 002, Req 30): extends or overrides the operator's global ones. */
+/** A user's own MCP server: extends or overrides the operator's global ones. */
 export interface UserMcpServer {
   tenantId: string;
   userId: string;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 /**
  * An allowlist of MCP tools for one assistant (`agentId`) or one API key (`apiKeyId`) of a
- * tenant (seed 004). Patterns are `server.tool`, `server.*` or `*`.
+ * tenant, so each gets only the tools it needs. Patterns are `server.tool`, `server.*` or `*`.
  */
 export interface ToolBinding {
   bindingId: string;

@@ -28,14 +28,19 @@ function problem(text: string): string | null {
 
 /** MCP servers users register themselves: what the gateway accepts, and what workers hold per user. */
 export class McpConfig {
-  /** A user's own servers: the API refuses more, and a worker's pool holds at most this many connections per user. */
+  /**
+   * MCP servers one user may register (429 `mcp_server_limit` past it; a tenant's own
+   * `max_mcp_servers` wins); also the connections a worker's pool holds per user.
+   */
   @Env('DATAAGENT_MCP_MAX_SERVERS_PER_USER', 'int') @IsInt() @Min(1) @Max(100)
   maxServersPerUser = 5;
 
   /**
-   * stdio commands a user may register, as written (parse with `parseStdioAllowlist`): programs
-   * and folders matched by real path, launchers only with pinned arguments, and the env names
-   * each may set. Empty: users register remote servers only.
+   * stdio commands users may register, matched by real path: `mcp-server-git`, a folder
+   * `/opt/mcp/*`, a launcher only with its arguments pinned (`npx -y
+   * @modelcontextprotocol/server-everything`), each with the env names users may set
+   * (`env=API_KEY:OTHER`); or a JSON list (parsed by `parseStdioAllowlist`). Empty: users register
+   * remote servers only.
    */
   @Env('DATAAGENT_MCP_STDIO_ALLOW') @IsStdioAllowlist()
   stdioAllow = '';

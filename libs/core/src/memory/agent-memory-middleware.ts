@@ -9,7 +9,7 @@ export const REMEMBER_TOOL = 'remember';
 type MemoryCaller = Pick<Caller, 'tenantId' | 'userId'>;
 
 export interface AgentMemoryMiddlewareOptions {
-  /** The run's caller: only this user's notes are loaded (Req 34.3). */
+  /** The run's caller: only this user's notes are loaded, never another's. */
   caller: MemoryCaller;
   assistantId: string;
   /** Newest notes put in the prompt. Default 20. */
@@ -17,7 +17,7 @@ export interface AgentMemoryMiddlewareOptions {
 }
 
 /**
- * Long-term memory for one run (seed 002, Req 7.2 and 34): recalls the caller's notes for the
+ * Long-term memory for one run: recalls the caller's notes for the
  * assistant once, on the first model call, and adds them to the system message of every model
  * call of the run (the engine rebuilds the messages each iteration). Build one per run, with
  * {@link memoryForCaller}, since the engine's state does not say who the caller is.

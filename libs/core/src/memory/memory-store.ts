@@ -14,7 +14,7 @@ export interface MemoryOwner {
 }
 
 export interface MemoryStoreOptions {
-  /** Notes older than this are never recalled, and deleted (by a recall; the MySQL store at most every ten minutes per owner). Default 90 (Req 34.5). */
+  /** Notes older than this are never recalled, and deleted (by a recall; the MySQL store at most every ten minutes per owner). Default 90. */
   retentionDays?: number;
   /** Longest note accepted, in characters. Default 2000. */
   maxNoteChars?: number;
@@ -32,7 +32,7 @@ export class MemoryNoteError extends Error {
 }
 
 /**
- * Long-term notes per tenant, user and assistant (seed 002, Req 34). Kept by the conversation
+ * Long-term notes per tenant, user and assistant. Kept by the conversation
  * store (`ConversationStore.memories`), so a gateway clears exactly what every worker recalls.
  */
 export interface MemoryStore {
@@ -48,7 +48,7 @@ export interface MemoryStore {
    * come in reverse order of adding. Notes past the retention period are deleted, not returned.
    */
   recall(owner: MemoryOwner, assistantId: string, limit: number): Promise<MemoryNote[]>;
-  /** Deletes every note of the owner, for all assistants (Req 34.4). */
+  /** Deletes every note of the owner, for all assistants (a person asking to be forgotten). */
   clear(owner: MemoryOwner): Promise<void>;
 }
 

@@ -38,7 +38,7 @@ export interface Page {
   offset: number;
 }
 
-/** Sessions of users with assistants (seed 002, Req 13). */
+/** Sessions of users with assistants. */
 export interface SessionStore {
   create(input: NewSession): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | null>;

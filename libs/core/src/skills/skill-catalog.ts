@@ -26,7 +26,7 @@ const MAX_SCRIPT_DEPTH = 4;
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /**
- * The skills found in one folder (seed 002, Req 7.3). Loading never throws for a bad skill:
+ * The skills found in one folder. Loading never throws for a bad skill:
  * it is left out and a warning naming it and the problem is kept in {@link warnings}.
  */
 export class SkillCatalog {

@@ -18,7 +18,7 @@ export interface SkillToolsOptions {
 }
 
 /**
- * The `read_skill` and `run_skill` tools over a {@link SkillCatalog} (seed 002, Req 7.3).
+ * The `read_skill` and `run_skill` tools over a {@link SkillCatalog}.
  * Scripts run through `executor` in the workspace `workspaceFor` gives the calling user.
  * @returns `[read_skill, run_skill]`.
  */

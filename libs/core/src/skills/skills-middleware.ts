@@ -3,7 +3,7 @@ import type { SkillCatalog } from './skill-catalog.js';
 import { READ_SKILL_TOOL, RUN_SKILL_TOOL } from './skill-tools.js';
 
 /**
- * Tells the model which skills exist (seed 002, Req 7.3): appends a short section with each
+ * Tells the model which skills exist, so it can ask for one: appends a short section with each
  * skill's name and description to the system message. The instructions themselves stay out
  * of the prompt until the model asks for them with `read_skill`, so many skills cost little.
  * Register the tools from `createSkillTools` alongside it.

@@ -25,7 +25,7 @@ function enabled(features: FeatureSwitch, feature: Feature): boolean {
 const KIND_WORDS: Record<Feature['kind'], string> = { mcp_server: 'MCP server', skill: 'skill', tool: 'tool' };
 
 /**
- * A tenant's feature switches applied to one run (Req 35.5): switched-off tools, skills and MCP
+ * A tenant's feature switches applied to one run: switched-off tools, skills and MCP
  * servers are not offered, the skills the model is told of are only the enabled ones, and a
  * call to something switched off anyway (a model that guesses a name) is refused with
  * `feature_disabled`, outermost, before approval or any other layer sees it.

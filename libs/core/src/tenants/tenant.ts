@@ -1,5 +1,5 @@
 /**
- * Which built-in tools, skills and MCP servers a tenant may use (Req 35.5). A list names the
+ * Which built-in tools, skills and MCP servers a tenant may use. A list names the
  * allowed ones; an absent list allows all. `shell: false` switches the shell tool off whatever
  * the list says (the deployment must also enable it: DATAAGENT_SHELL_ENABLED).
  */

@@ -6,7 +6,7 @@ import { wireToolName } from './tool-names.js';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
-// Tag calls carry every value as a string (seed 003): "5" is coerced to 5 where the schema wants a number.
+// Tag calls carry every value as a string (XML attributes have no numbers): "5" is coerced to 5 where the schema wants a number.
 const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: true });
 const compiledByObject = new WeakMap<object, ValidateFunction>();
 const compiledByText = new Map<string, ValidateFunction>();

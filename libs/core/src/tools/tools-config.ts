@@ -30,15 +30,18 @@ function problem(entries: string[]): string | null {
 /** Built-in tools: outbound HTTP policy, shell, web search. Workspace settings: see WorkspaceConfig. */
 export class ToolsConfig {
   /**
-   * Hosts, IPs, CIDRs or host:port that outbound tools, and users' remote MCP servers, may reach
-   * although private or loopback.
+   * Private or loopback hosts, IPs, CIDRs or `host:port` that `http_request`/`fetch_url`, users'
+   * remote MCP servers and their authorization servers (the gateway starts sign-ins) may reach
+   * anyway; a bad entry stops the process at startup.
    */
   @Env('DATAAGENT_OUTBOUND_ALLOWLIST', 'list') @IsOutboundAllowlist()
   outboundAllowlist: string[] = [];
 
+  /** Offers the `shell` tool (always needs approval); in multi-tenant mode only with the sandbox. */
   @Env('DATAAGENT_SHELL_ENABLED', 'bool') @IsBoolean({ message: 'must be true or false' })
   shellEnabled = false;
 
+  /** Tavily key: set, the `web_search` tool is offered. */
   @Env('TAVILY_API_KEY') @IsOptional() @IsString()
   tavilyApiKey?: string;
 
@@ -46,7 +49,10 @@ export class ToolsConfig {
   @Env('DATAAGENT_TOOL_TIMEOUT_MS', 'int') @IsInt() @Min(1)
   toolTimeoutMs = 30_000;
 
-  /** UTF-8 bytes of one tool result (any tool) before it is cut with a marker; read_file pages fit in it. */
+  /**
+   * UTF-8 bytes of one tool result (any tool) in its event, the stores and the prompt; more is cut
+   * with a `[… cut: 9.5 MB of 9.6 MB not shown; …]` marker. `read_file` pages fit in it.
+   */
   @Env('DATAAGENT_TOOL_RESULT_MAX_BYTES', 'int') @IsInt() @Min(1024)
   toolResultMaxBytes = DEFAULT_TOOL_RESULT_MAX_BYTES;
 }

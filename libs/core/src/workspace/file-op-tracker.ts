@@ -23,7 +23,7 @@ export interface FileOpTrackerOptions {
 }
 
 /**
- * Computes the unified diff of each file change made by the agent (seed 002, Req 8.2), for
+ * Computes the unified diff of each file change made by the agent, for
  * `file_operation` events, and remembers the recent ones.
  */
 export class FileOpTracker {

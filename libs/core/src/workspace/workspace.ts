@@ -8,7 +8,7 @@ import { WorkspaceError, WorkspaceHardLinkError, WorkspacePermissionError, Works
 
 export const DEFAULT_WORKSPACE_ROOT = '/data/workspaces/{tenant_id}/{user_id}';
 export const DEFAULT_WORKSPACE_QUOTA_BYTES = 1024 ** 3;
-/** Folders every workspace starts with (seed 002, Req 33.2). */
+/** Folders every workspace starts with. */
 export const WORKSPACE_SUBDIRS = ['files', 'uploads', 'outputs'] as const;
 
 export interface WorkspaceOptions {

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { idColumn, primaryIdColumn, timestampColumn, type JsonObject } from './column-types.js';
 
-/** A tenant's settings (Req 35.2); a null limit takes the deployment's default. Names match the migration. */
+/** A tenant's settings; a null limit takes the deployment's default. Names match the migration. */
 @Entity({ name: 'tenants' })
 export class TenantEntity {
   @PrimaryColumn(primaryIdColumn('tenant_id', 128))

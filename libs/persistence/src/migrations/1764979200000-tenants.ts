@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /** Identifiers compare byte for byte (see entities/column-types.ts). */
 const ID = 'CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 
-/** tenants: each tenant's limits and feature switches (Req 35); NULL limits take the deployment's defaults. */
+/** tenants: each tenant's limits and feature switches; NULL limits take the deployment's defaults. */
 export class Tenants1764979200000 implements MigrationInterface {
   name = 'Tenants1764979200000';
 

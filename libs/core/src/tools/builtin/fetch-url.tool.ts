@@ -22,7 +22,7 @@ function decodeEntities(text: string): string {
 }
 
 /**
- * The `fetch_url` tool (seed 002, Req 8.1): GETs a public web page through
+ * The `fetch_url` tool: GETs a public web page through
  * {@link guardedFetch} and returns it as Markdown.
  */
 export function createFetchUrlTool(options: FetchUrlToolOptions = {}): Tool {

@@ -76,7 +76,7 @@ const int = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 
 /**
  * The workspace file tools: `ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep`. Each
- * call works in the caller's own workspace (seed 002, Req 32.6, 33.3); writes and edits emit a
+ * call works in the caller's own workspace, never another user's; writes and edits emit a
  * `file_operation` event with the unified diff. `write_file` and `edit_file` are sensitive.
  */
 export function createFileTools(workspaceFor: (caller: Caller) => Workspace, options: FileToolsOptions = {}): Tool[] {

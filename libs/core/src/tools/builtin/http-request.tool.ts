@@ -53,7 +53,7 @@ export function outboundFailure(err: unknown): ToolResult {
 }
 
 /**
- * The `http_request` tool (seed 002, Req 8.1): any method to a public URL (internal addresses
+ * The `http_request` tool: any method to a public URL (internal addresses
  * only when allowlisted), through {@link guardedFetch}.
  */
 export function createHttpRequestTool(options: HttpToolOptions = {}): ArgsSensitiveTool {

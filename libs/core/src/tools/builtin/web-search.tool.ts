@@ -17,7 +17,7 @@ interface TavilyResult {
 }
 
 /**
- * The `web_search` tool (seed 002, Req 8.1) over the Tavily search API.
+ * The `web_search` tool over the Tavily search API.
  * @param apiKey the TAVILY_API_KEY; without one there is no tool.
  * @returns the tool, or null when no key is configured (do not register it then).
  */

@@ -3,7 +3,7 @@ import { parseJsonToolCall } from './json-tool-call.js';
 const id = () => 'tc_1';
 
 describe('parseJsonToolCall', () => {
-  it('reads the seed-001 reply with a tool call', () => {
+  it('reads a JSON reply with a tool call', () => {
     const reply = '{"response": "让我帮你查询天气", "tool_call": {"name": "weather", "arguments": {"city": "北京"}}}';
     expect(parseJsonToolCall(reply, id)).toEqual({
       response: '让我帮你查询天气',

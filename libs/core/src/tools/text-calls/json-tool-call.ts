@@ -10,7 +10,7 @@ export interface JsonToolCallReply {
 const FENCED = /^```[A-Za-z]*[ \t]*\r?\n([\s\S]*?)\r?\n?```$/;
 
 /**
- * Reads the seed-001 reply form: the whole text is one JSON object
+ * Reads the JSON reply form: the whole text is one JSON object
  * `{"response": "...", "tool_call": {"name": "...", "arguments": {...}}}`, optionally inside
  * a ``` or ```json fence. `tool_call` may be absent or null (a plain answer), and `arguments`
  * may be a JSON-encoded string, as OpenAI sends them.

@@ -38,7 +38,7 @@ const call = (id: string, name: string, args: Record<string, unknown>): Detector
 });
 
 describe('StreamingToolActionDetector', () => {
-  it('handles the seed example split over three chunks', () => {
+  it('handles a tag split over three chunks', () => {
     const d = detector();
     expect(d.push('思考: 我需要搜索...<tool_action name="')).toEqual([text('思考: 我需要搜索...')]);
     expect(d.push('vector-search"><query value="test"')).toEqual([]);
@@ -53,7 +53,7 @@ describe('StreamingToolActionDetector', () => {
     expect(d.push('st" /></tool_action>接下来...')).toEqual([call('ta_1', 'vector-search', { query: 'test' }), text('接下来...')]);
   });
 
-  it('parses the seed single-call example with its line breaks and indentation', () => {
+  it('parses a single call written with line breaks and indentation', () => {
     const reply = '<tool_action name="vector-search">\n  <query value="读取文件" />\n  <limit value="5" />\n</tool_action>';
     expect(feed([reply])).toEqual([call('ta_1', 'vector-search', { query: '读取文件', limit: '5' })]);
   });

@@ -1,7 +1,7 @@
 import { escapeXmlAttribute, formatToolAction, formatToolActionArg, parseToolAction, unescapeXml } from './tool-action-parser.js';
 
 describe('parseToolAction', () => {
-  it('reads the seed form: one element per argument with a value attribute', () => {
+  it('reads the value-attribute form: one element per argument with a value attribute', () => {
     const tag = '<tool_action name="vector-search">\n  <query value="读取文件" />\n  <limit value="5" />\n</tool_action>';
     expect(parseToolAction(tag)).toEqual({ ok: true, name: 'vector-search', arguments: { query: '读取文件', limit: '5' } });
   });

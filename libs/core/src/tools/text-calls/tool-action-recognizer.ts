@@ -1,15 +1,15 @@
 /**
- * The `<tool_action>` tag grammar (seed 003), shared by the whole-text parser and the
+ * The `<tool_action>` tag grammar, shared by the whole-text parser and the
  * streaming detector so that both accept exactly the same tags:
  *
  *   tag   := '<tool_action' attrs ( '/>' | '>' ( WS | arg )* '</tool_action' WS? '>' )
  *   arg   := '<' NAME attrs ( '/>' | '>' TEXT '</' NAME WS? '>' )
  *   attrs := ( WS | NAME WS? '=' WS? ( '"' [^"]* '"' | "'" [^']* "'" ) )*
  *
- * An argument is `<query value="x" />` (the seed's form), `<arg name="query" value="x" />`,
+ * An argument is `<query value="x" />` (the form the tool prompt teaches), `<arg name="query" value="x" />`,
  * either of them with an end tag instead of `/>`, or `<query>x</query>` (TEXT has no '<').
- * Values are XML-unescaped and stay strings, as the seed specifies (`limit: "5"`). One stray
- * quote right after a value is ignored: the seed's own streaming example produces `value="test""`.
+ * Values are XML-unescaped and stay strings (`limit: "5"`): the dispatcher coerces them to the schema's types. One stray
+ * quote right after a value is ignored (`value="test""`), a slip models make.
  */
 
 const LT = 60;
@@ -180,7 +180,7 @@ export class ToolActionRecognizer {
           } else if (!isSpace(c)) state = REJECTED;
           break;
         case S_AFTER_VALUE:
-          // A doubled closing quote (`value="test"" />`, as in the seed's own example) is forgiven.
+          // A doubled closing quote (`value="test"" />`, a slip models make) is forgiven.
           state = c === this.quote ? S_TAG : this.inTag(c, i + off);
           break;
         case S_SLASH:
