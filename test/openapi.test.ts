@@ -1,5 +1,6 @@
 import { TestBrowser } from './support/browser.js';
 import { TestSystem } from './support/system.js';
+import { waitUntil } from './support/event-waits.js';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
@@ -38,6 +39,9 @@ describe('the OpenAPI document', () => {
 
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 0, env: { DATAAGENT_LOG_LEVEL: 'info' } });
+    // The logger writes asynchronously: its route lines may reach the pipe after the ready line,
+    // which goes straight to stdout. Nest's last line at start comes after every route's.
+    await waitUntil(() => system.gateway.output.some((line) => line.includes('Nest application successfully started')));
     const res = await fetch(`${system.url}/docs/openapi.json`);
     expect(res.status).toBe(200);
     document = (await res.json()) as OpenApiDocument;

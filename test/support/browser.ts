@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -95,10 +96,14 @@ export class WatchedPage {
     return this.consoleErrors.filter((line) => !expected.some((pattern) => pattern.test(line)));
   }
 
-  /** Writes `docs/screenshots/<name>.png` and returns its path. */
+  /**
+   * Writes `<name>.png` and returns its path: into docs/screenshots with
+   * DATAAGENT_UPDATE_SCREENSHOTS=1, else into a temporary folder, so a test run leaves the tree clean.
+   */
   async screenshot(name: string): Promise<string> {
-    mkdirSync(SCREENSHOTS_DIR, { recursive: true });
-    const path = join(SCREENSHOTS_DIR, `${name}.png`);
+    const dir = process.env.DATAAGENT_UPDATE_SCREENSHOTS === '1' ? SCREENSHOTS_DIR : join(tmpdir(), 'dataagent-screenshots');
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, `${name}.png`);
     await this.page.screenshot({ path, animations: 'disabled' });
     return path;
   }

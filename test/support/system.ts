@@ -3,6 +3,7 @@ import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
 import { createTestDatabase, dropTestDatabase, mysqlEnv } from './databases.js';
 import { startGateway, startWorker, type GatewayProcess, type ProcessUser, type WorkerLaunchOptions, type WorkerProcess } from './app-processes.js';
@@ -11,6 +12,28 @@ export const TEST_API_KEY = 'test-key-alice';
 export const OTHER_API_KEY = 'test-key-bob';
 /** The systems' DATAAGENT_API_KEYS unless a test sets its own: alice and bob of tenant acme. */
 export const TEST_API_KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:acme:bob`;
+
+/** Systems of this test file running now (a lane runs its files one after another). */
+let liveSystems = 0;
+
+/**
+ * Gives back the stream slots (per key and person) that systems of earlier files in this lane
+ * left leased: a gateway a test killed holds its slots for their 60 s lease, and the next file's
+ * streams on the same keys would meet a cap they never filled. Systems on a Redis of their own
+ * start with none.
+ */
+async function releaseStreamSlots(url: string | undefined): Promise<void> {
+  if (!url) return;
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: 'da:streams:*', count: 1000 })) keys.push(...(batch as string[]));
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
 
 export interface SystemOptions {
   /** How many workers to start (default 1), or each one's variables over `env` (`DATAAGENT_WORKER_ID` included). */
@@ -40,8 +63,11 @@ export class TestSystem {
   private database!: string;
   private workerUser?: ProcessUser;
   private workersStarting = 0;
+  private stopped = false;
 
   static async start(options: SystemOptions = {}): Promise<TestSystem> {
+    if (liveSystems === 0) await releaseStreamSlots(process.env.DATAAGENT_REDIS_URL);
+    liveSystems++;
     const system = new TestSystem();
     system.llm = await ScriptedLlmServer.start({ chunkIntervalMs: options.chunkIntervalMs ?? 0 });
     const db = await createTestDatabase('e2e');
@@ -106,6 +132,8 @@ export class TestSystem {
   }
 
   async stop(): Promise<void> {
+    if (!this.stopped) liveSystems--;
+    this.stopped = true;
     await Promise.all([this.gateway?.stop(), ...this.extraGateways.map((g) => g.stop()), ...this.workers.map((w) => w.stop())]);
     await this.llm?.stop();
     if (this.database) await dropTestDatabase(this.database).catch(() => undefined);
