@@ -337,10 +337,15 @@ async function installDataDir(dataDir) {
   const installer = findExecutable('mariadb-install-db') ?? findExecutable('mysql_install_db');
   if (!installer) throw new Error('mariadb-install-db is not installed (run ensureServerPackages() first).');
   const staging = `${dataDir}.installing`;
+  // Its own temporary folder: two installers at once (two test lanes) in the shared /tmp once
+  // failed on a temporary table the other one had removed.
+  const tmpDir = `${dataDir}.tmp`;
   await rm(dataDir, { recursive: true, force: true });
+  await mkdir(tmpDir, { recursive: true });
   const args = [
     '--no-defaults',
     `--datadir=${staging}`,
+    `--tmpdir=${tmpDir}`,
     '--auth-root-authentication-method=normal',
     '--skip-test-db',
     '--skip-name-resolve',
@@ -367,6 +372,7 @@ async function installDataDir(dataDir) {
     process.stderr.write(`[local-services] ${message}\n[local-services] trying again\n`);
   }
   await rename(staging, dataDir);
+  await rm(tmpDir, { recursive: true, force: true });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { ScriptedLlmServer } from './scripted-llm-server.js';
@@ -35,6 +35,29 @@ async function releaseStreamSlots(url: string | undefined): Promise<void> {
   }
 }
 
+/** The checkout, whose dist/ and node_modules/ the processes run from. */
+const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/dist\/$/, '/');
+
+/**
+ * Lets a worker of another uid reach the checkout: `path` and the folders above it that others
+ * cannot enter (a clone in a 0700 temporary folder) get o+x, and their modes back from the
+ * function returned.
+ */
+function letOthersEnter(path: string): () => void {
+  const changed: Array<[string, number]> = [];
+  for (let dir = path; ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(dir, mode | 0o001);
+      changed.push([dir, mode]);
+    }
+    if (dir === dirname(dir)) break;
+  }
+  return () => {
+    for (const [dir, mode] of changed.reverse()) chmodSync(dir, mode);
+  };
+}
+
 export interface SystemOptions {
   /** How many workers to start (default 1), or each one's variables over `env` (`DATAAGENT_WORKER_ID` included). */
   workers?: number | NodeJS.ProcessEnv[];
@@ -64,6 +87,7 @@ export class TestSystem {
   private workerUser?: ProcessUser;
   private workersStarting = 0;
   private stopped = false;
+  private restoreModes?: () => void;
 
   static async start(options: SystemOptions = {}): Promise<TestSystem> {
     if (liveSystems === 0) await releaseStreamSlots(process.env.DATAAGENT_REDIS_URL);
@@ -74,7 +98,10 @@ export class TestSystem {
     system.dataDir = mkdtempSync(join(tmpdir(), 'da-e2e-'));
     system.database = db.database;
     system.workerUser = options.workerUser;
-    if (options.workerUser) chownSync(system.dataDir, options.workerUser.uid, options.workerUser.gid);
+    if (options.workerUser) {
+      chownSync(system.dataDir, options.workerUser.uid, options.workerUser.gid);
+      system.restoreModes = letOthersEnter(REPOSITORY);
+    }
     system.env = {
       ...mysqlEnv(db),
       DATAAGENT_QUEUE_NAME: `runs-${randomUUID().slice(0, 8)}`,
@@ -138,5 +165,7 @@ export class TestSystem {
     await this.llm?.stop();
     if (this.database) await dropTestDatabase(this.database).catch(() => undefined);
     if (this.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    this.restoreModes?.();
+    this.restoreModes = undefined;
   }
 }

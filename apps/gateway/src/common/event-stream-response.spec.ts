@@ -30,6 +30,10 @@ class FakeResponse extends EventEmitter {
   end() {
     this.ended = true;
   }
+  destroyed = false;
+  destroy() {
+    this.destroyed = true;
+  }
 }
 
 const event = (seq: number, event_type = 'text'): EventDict => ({ event_type, seq, run_id: 'r', session_id: 's', timestamp: '' }) as unknown as EventDict;
@@ -95,6 +99,20 @@ describe('pipeRunEvents', () => {
     await pipeRunEvents(leaving as unknown as Response, { limit: 10, follow: left.follow, step: () => ({ frames: ['x'] }) });
     leaving.emit('close');
     expect(left.run.stopped).toBe(true);
+  });
+
+  it('tells the dialect once when its client leaves or is let go, never when the stream ends', async () => {
+    const outcomes: string[] = [];
+    for (const how of ['let go', 'left', 'ended'] as const) {
+      const res = new FakeResponse();
+      const { follow, run } = fakeRun();
+      await pipeRunEvents(res as unknown as Response, { limit: 10, follow, step: (e) => ({ frames: ['x'], ends: e.event_type === 'done' }), onLeave: () => outcomes.push(how) });
+      if (how === 'let go') res.writableLength = 11;
+      run.listener(event(1, how === 'ended' ? 'done' : 'text'));
+      if (how === 'left') res.emit('close');
+      res.emit('close');
+    }
+    expect(outcomes).toEqual(['let go', 'left']);
   });
 
   it("ends after the steps still pending when the run's stream ends; an opening-only stream follows nothing", async () => {
