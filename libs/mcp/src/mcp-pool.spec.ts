@@ -113,4 +113,23 @@ describe('McpPool releases', () => {
     lease.release();
     expect(made[0]!.closed).toBe(true);
   });
+
+  it("counts connections runs still hold after their release under the user's cap, so releasing configs cannot multiply them", async () => {
+    const { pool, made } = track(poolWithFakes());
+    const named = (i: number): McpServerConfig => ({ ...server(`v${i}`), name: `s${i}` });
+    // Five runs hold bob's five servers, his cap; he changes them all, and the releases retire them.
+    const held = await Promise.all([0, 1, 2, 3, 4].map((i) => pool.acquire(BOB, named(i))));
+    await pool.closeScope(BOB);
+    // Run after run acquiring the new configs would each add a process while the old ones live.
+    await expect(pool.acquire(BOB, named(5))).rejects.toThrow('already holds 5 MCP connections');
+    // A stale acquire counts too, and alice is not held back by bob.
+    await expect(pool.acquire(BOB, named(6), { configReadAt: -1 })).rejects.toThrow('already holds 5 MCP connections');
+    const alice = await pool.acquire(ALICE, named(0));
+    alice.release();
+    // One run lets go: its old connection closes, and bob may open one more, up to five again.
+    held[0]!.release();
+    expect(made[0]!.closed).toBe(true);
+    (await pool.acquire(BOB, named(5))).release();
+    expect(made.filter((c) => !c.closed && (c as unknown) !== alice.connection)).toHaveLength(5);
+  });
 });

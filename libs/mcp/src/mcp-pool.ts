@@ -107,6 +107,12 @@ export class McpPool {
   /** Counts releases ({@link closeScope}, {@link retain}); `released` holds the count at each scope's and server's last one. */
   private releases = 0;
   private readonly released = new Map<string, number>();
+  /**
+   * Connections out of the pool that runs still hold (retired by a release, or made with a stale
+   * config): they count under the caps until closed, or releasing a config while runs hold it
+   * would let a user hold more connections than the cap.
+   */
+  private readonly retiredInUse = new Set<Entry>();
 
   constructor(options: McpPoolOptions) {
     this.options = options;
@@ -169,8 +175,10 @@ export class McpPool {
         ...(this.options.authorizeFetch ? { authorizeFetch: this.options.authorizeFetch(scope, config) } : {}),
       });
       // A stale one is this lease's alone (outside the caps' count for the moment it lives).
-      if (stale) entry.retired = true;
-      else this.entries.set(key, entry);
+      if (stale) {
+        entry.retired = true;
+        this.retiredInUse.add(entry);
+      } else this.entries.set(key, entry);
     }
     entry.leases++;
     entry.lastUsed = this.now;
@@ -181,7 +189,7 @@ export class McpPool {
     } catch (err) {
       entry.leases--;
       if (entry.leases === 0 && !entry.connection.connected) this.forget(entry);
-      if (entry.leases === 0 && entry.retired) await entry.connection.close().catch(() => undefined);
+      if (entry.leases === 0 && entry.retired) await this.closeRetired(entry);
       throw err;
     }
     return this.lease(entry);
@@ -191,8 +199,9 @@ export class McpPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
-    const all = [...this.entries.values()];
+    const all = [...this.entries.values(), ...this.retiredInUse];
     this.entries.clear();
+    this.retiredInUse.clear();
     await Promise.all(all.map((e) => e.connection.close().catch(() => undefined)));
   }
 
@@ -205,10 +214,7 @@ export class McpPool {
     const scopeKey = scopeKeyOf(scope);
     this.noteRelease(serverName === undefined ? scopeKey : `${scopeKey}/${serverName}`);
     const matching = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey && (serverName === undefined || e.connection.config.name === serverName));
-    for (const entry of matching) {
-      this.entries.delete(entry.key);
-      entry.retired = true;
-    }
+    for (const entry of matching) this.retire(entry);
     await Promise.all(matching.filter((e) => e.leases === 0).map((e) => e.connection.close().catch(() => undefined)));
     return matching.length;
   }
@@ -237,10 +243,7 @@ export class McpPool {
     const current = new Set(configs.map((config) => `${scopeKey}/${config.name}/${hashConfig(config)}`));
     const stale = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey && !current.has(e.key));
     for (const name of new Set(stale.map((e) => e.connection.config.name))) this.noteRelease(`${scopeKey}/${name}`);
-    for (const entry of stale) {
-      this.entries.delete(entry.key);
-      entry.retired = true;
-    }
+    for (const entry of stale) this.retire(entry);
     await Promise.all(stale.filter((e) => e.leases === 0).map((e) => e.connection.close().catch(() => undefined)));
     return stale.length;
   }
@@ -272,7 +275,7 @@ export class McpPool {
         released = true;
         entry.leases--;
         entry.lastUsed = this.now;
-        if (entry.retired && entry.leases === 0) void entry.connection.close().catch(() => undefined);
+        if (entry.retired && entry.leases === 0) void this.closeRetired(entry);
       },
     };
   }
@@ -327,13 +330,14 @@ export class McpPool {
     const evicted: Entry[] = [];
     if (scope.kind === 'user') {
       const mine = [...this.entries.values()].filter((e) => e.scopeKey === scopeKey);
-      if (mine.length >= this.options.maxPerUser) {
+      const held = [...this.retiredInUse].filter((e) => e.scopeKey === scopeKey).length;
+      if (mine.length + held >= this.options.maxPerUser) {
         const idle = this.takeIdle(mine);
         if (!idle) throw new McpUnavailableError(name, `this user already holds ${this.options.maxPerUser} MCP connections in use on this worker`, true);
         evicted.push(idle);
       }
     }
-    if (this.entries.size >= this.options.maxConnections) {
+    if (this.entries.size + this.retiredInUse.size >= this.options.maxConnections) {
       const idle = this.takeIdle([...this.entries.values()]);
       if (!idle) {
         // Nothing is closed when the connection cannot be made anyway.
@@ -343,6 +347,18 @@ export class McpPool {
       evicted.push(idle);
     }
     return evicted;
+  }
+
+  /** Takes the entry out of the pool: closed by its release's caller when idle, else when its last lease is released. */
+  private retire(entry: Entry): void {
+    this.entries.delete(entry.key);
+    entry.retired = true;
+    if (entry.leases > 0) this.retiredInUse.add(entry);
+  }
+
+  private async closeRetired(entry: Entry): Promise<void> {
+    this.retiredInUse.delete(entry);
+    await entry.connection.close().catch(() => undefined);
   }
 
   private noteRelease(key: string): void {
