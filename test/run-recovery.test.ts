@@ -81,7 +81,9 @@ async function killUnderLoad(point: Point) {
   const system = await TestSystem.start({
     workers: [{ DATAAGENT_WORKER_ID: 'doomed' }],
     env: {
-      DATAAGENT_JOB_LOCK_MS: '1000',
+      // Short, so the kill is found soon; not so short that a worker starved of CPU on a loaded
+      // machine loses its locks to its own stalled check (a second, honest worker_lost).
+      DATAAGENT_JOB_LOCK_MS: '3000',
       DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`,
       DATAAGENT_HITL_TOOLS: point === 'hitl' ? '' : 'none',
       DATAAGENT_HITL_TIMEOUT: '120',
@@ -189,7 +191,7 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
     const effects = await EffectServer.start();
     const system = await TestSystem.start({
       workers: [{ DATAAGENT_WORKER_ID: 'frozen' }],
-      env: { DATAAGENT_JOB_LOCK_MS: '1000', DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`, DATAAGENT_HITL_TOOLS: 'none' },
+      env: { DATAAGENT_JOB_LOCK_MS: '3000', DATAAGENT_OUTBOUND_ALLOWLIST: `127.0.0.1:${effects.port}`, DATAAGENT_HITL_TOOLS: 'none' },
     });
     const socket = await connectChat(system.url, TEST_API_KEY);
     const events = new EventCollector(socket);
