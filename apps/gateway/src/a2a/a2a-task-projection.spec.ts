@@ -73,6 +73,18 @@ describe('A2aTaskProjection', () => {
     expect(p.apply(ev(4, { event_type: 'tool_result', tool_call_id: 'c1', result: 'ok', status: 'success' }))).toHaveLength(1);
   });
 
+  it("takes an approval whose call was closed timeout as expired, before the run's done is in", () => {
+    const p = new A2aTaskProjection('r1', 's1');
+    p.apply(ev(1, { event_type: 'tool_call', tool_name: 'write_file', tool_args: { path: 'a.txt' }, tool_call_id: 'c1' }));
+    p.apply(ev(2, { event_type: 'hitl_request', request_id: 'r1:c1:abc', action_request: { name: 'write_file', args: { path: 'a.txt' } }, allowed_decisions: ['approve', 'reject'] }));
+    expect(p.expiredApproval('r1:c1:abc')).toBeUndefined();
+    p.apply(ev(3, { event_type: 'tool_result', tool_call_id: 'c1', result: { error: 'no answer in time' }, status: 'timeout' }));
+    expect(p.pendingApproval('r1:c1:abc')).toBeUndefined();
+    expect(p.expiredApproval('r1:c1:abc')).toBe('r1:c1:abc');
+    expect(p.expiredApproval()).toBe('r1:c1:abc');
+    expect(p.expiredApproval('r1:c2:def')).toBeUndefined();
+  });
+
   it('ends canceled on a cancelled done, failed after a fatal error, and ignores events already folded in or of another run', () => {
     const cancelled = new A2aTaskProjection('r1', 's1');
     cancelled.apply(ev(1, { event_type: 'text', content: 'x', is_final: false }));

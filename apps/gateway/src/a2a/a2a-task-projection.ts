@@ -85,6 +85,8 @@ export class A2aTaskProjection {
   /** The approval asked last, and the done's reason: what a late answer to it is told. */
   private lastAsked?: string;
   private endReason?: string;
+  /** Approvals whose call was closed because nobody answered in time (before the run's done, if any, is in). */
+  private readonly timedOut = new Set<string>();
   /** The seq of the last event folded in: where a follow continues. */
   lastSeq = 0;
 
@@ -119,11 +121,13 @@ export class A2aTaskProjection {
   }
 
   /**
-   * The approval a late answer meant (the one named, or the last asked), when the run ended
-   * because nobody answered it in time; undefined otherwise.
+   * The approval a late answer meant (the one named, or the last asked), when nobody answered it
+   * in time: its call was closed `timeout` (the run's done may not be in yet), or the run ended
+   * so; undefined otherwise.
    */
   expiredApproval(requestId?: string): string | undefined {
-    return this.endReason === 'timeout' ? (requestId ?? this.lastAsked) : undefined;
+    const meant = requestId ?? this.lastAsked;
+    return this.endReason === 'timeout' || (meant !== undefined && this.timedOut.has(meant)) ? meant : undefined;
   }
 
   /** The task as it stands after the events folded in so far. */
@@ -167,7 +171,7 @@ export class A2aTaskProjection {
       case 'tool_call':
         return [this.moveTo('TASK_STATE_WORKING', event, [{ type: 'tool_call', tool_call_id: event.tool_call_id, tool_name: event.tool_name, tool_args: event.tool_args }])];
       case 'tool_result': {
-        this.resolve(event.tool_call_id);
+        this.resolve(event.tool_call_id, event.status);
         const update = this.moveTo('TASK_STATE_WORKING', event, [{ type: 'tool_result', tool_call_id: event.tool_call_id, status: event.status, result: event.result }]);
         // Another call of the same step may still wait for its answer: the task asks again.
         const waiting = this.pending[0];
@@ -204,9 +208,12 @@ export class A2aTaskProjection {
   }
 
   /** A call's approval is over once its result is in. */
-  private resolve(toolCallId: string): void {
+  private resolve(toolCallId: string, status?: string): void {
     const at = this.pending.findIndex((r) => toolCallOf(r.request_id) === toolCallId);
-    if (at >= 0) this.pending.splice(at, 1);
+    if (at < 0) return;
+    // A call still waiting for its approval never ran: a `timeout` result is its approval's.
+    if (status === 'timeout') this.timedOut.add(this.pending[at]!.request_id);
+    this.pending.splice(at, 1);
   }
 
   /** Moves to `state` with a status message built from `data` parts (and `text`, first), and returns that status update. */
