@@ -1,7 +1,7 @@
 // Runs chosen e2e files many times with the machine loaded, and prints pass counts per file:
 // the proof that a flake is gone, or the way to catch one.
 //
-//   npm run test:flaky -- [--runs N] [--load FILE ...] file ...
+//   npm run test:flaky -- [--runs N] [--load FILE ... --] file ...
 //
 // Two lanes run at once, each a jest process in band with its own Redis and MariaDB, as in
 // `npm test`. The first lane runs the chosen files N times (default 20), one jest per round.
@@ -21,6 +21,7 @@ const load = [];
 for (let i = 0, into = files; i < argv.length; i++) {
   if (argv[i] === '--runs') i++;
   else if (argv[i] === '--load') into = load;
+  else if (argv[i] === '--') into = files;
   else if (argv[i].startsWith('--')) throw new Error(`test:flaky: unknown option ${argv[i]}`);
   else into.push(path.relative(root, path.resolve(argv[i])));
 }
