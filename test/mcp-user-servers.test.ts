@@ -72,6 +72,7 @@ describe("users' own MCP servers", () => {
     return { run, offered: (request?.body.tools ?? []).map((t) => t.function.name) };
   }
   const resultOf = (run: EventDict[]) => run.find((e) => e.event_type === 'tool_result')!;
+  const workerSaid = (pattern: RegExp) => system.workers.flatMap((w) => w.output).filter((line) => pattern.test(line)).join('\n');
 
   it('gives each user their own server of one name: their tools, their process, their results', async () => {
     const alice = await chat(ALICE, '[[tool:mine__echo {"message":"from alice"}]]');
@@ -153,7 +154,7 @@ describe("users' own MCP servers", () => {
     const before = started('bob').at(-1)!;
     expect(isRunning(before.pid!)).toBe(true);
     expect((await api(system.url, 'PUT', '/users/bob/mcp-servers/mine', { apiKey: BOB, body: mine('bob', 'slow') })).status).toBe(200);
-    await waitUntil(() => !isRunning(before.pid!), 10_000);
+    await waitUntil(() => !isRunning(before.pid!), 10_000, () => `bob's server ${before.pid} still runs; the worker said:\n${workerSaid(/MCP|mcp/)}`);
     const { run } = await chat(BOB, '[[tool:mine__slow {"seconds":0}]]');
     expect(resultOf(run)).toMatchObject({ status: 'success', result: 'done' });
     expect((await chat(BOB, 'use the mine server')).offered).not.toContain('mine__wait');
@@ -167,7 +168,7 @@ describe("users' own MCP servers", () => {
       expect((await api(system.url, 'DELETE', `/sessions/${session.session_id}`, { apiKey: ALICE })).status).toBe(200);
       if (i < sessions.length - 1) expect(isRunning(alice.pid!)).toBe(true);
     }
-    await waitUntil(() => !isRunning(alice.pid!), 10_000);
+    await waitUntil(() => !isRunning(alice.pid!), 10_000, () => `alice's server ${alice.pid} still runs; her servers started: ${JSON.stringify(started('alice'))}; the worker said:\n${workerSaid(/MCP|mcp/)}`);
     // Bob still has sessions: his connection stays.
     expect(isRunning(started('bob').at(-1)!.pid!)).toBe(true);
   });

@@ -69,11 +69,14 @@ export async function chatToDone(url: string, apiKey: string, message: string): 
   }
 }
 
-/** Waits until `check` holds (it may ask a server), looking every 20 ms; fails after `timeoutMs`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+/**
+ * Waits until `check` holds (it may ask a server), looking every 20 ms; fails after `timeoutMs`,
+ * with what `explain` says then (the state a failure needs to be understood).
+ */
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, explain?: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
+    if (Date.now() > deadline) throw new Error(`condition not met in time${explain ? `: ${explain()}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

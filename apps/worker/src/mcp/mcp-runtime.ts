@@ -241,7 +241,8 @@ export async function createMcpRuntime({ config, userMcp, outboundAllowlist, red
         if (message.reason === 'signed_out' && message.server_name && closed > 0) {
           writeStatus(scope, message.server_name, { status: 'needs_authorization', last_error: 'signed out', tool_count: 0, last_check: new Date().toISOString(), worker_id: workerId });
         }
-        if (closed > 0) logger.info({ tenant_id: message.tenant_id, user_id: message.user_id, server: message.server_name, reason: message.reason, closed }, 'MCP connections released');
+        // Every worker hears every release; one that holds none of the connections says so too (releases are rare: a user's last session, a changed server).
+        logger.info({ tenant_id: message.tenant_id, user_id: message.user_id, server: message.server_name, reason: message.reason, closed }, closed > 0 ? 'MCP connections released' : 'MCP release heard, no connection of it here');
       });
     });
   }
