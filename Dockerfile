@@ -1,6 +1,6 @@
 # One image for both processes:
 #   gateway (default):  docker run -p 8000:8000 dataagent
-#   worker:             docker run dataagent node dist/apps/worker/src/main.js
+#   worker:             docker run dataagent node dist/worker.js
 # Configuration comes from DATAAGENT_* / OPENAI_* environment variables (see README.md).
 
 FROM node:24-bookworm-slim AS build
@@ -10,6 +10,7 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
+COPY scripts/bundle.mjs ./scripts/
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
@@ -33,4 +34,4 @@ COPY --from=build --chown=node:node /app/apps/gateway/web ./apps/gateway/web
 USER node
 EXPOSE 8000
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/apps/gateway/src/main.js"]
+CMD ["node", "dist/gateway.js"]

@@ -279,8 +279,8 @@ async function supervise() {
   };
   const forGateway = withoutSettings(env, argv, SECRETS_OF.worker, flagName);
   const forWorker = withoutSettings(env, argv, SECRETS_OF.gateway, flagName);
-  const gateway = startApp('gateway', 'dist/apps/gateway/src/main.js', forGateway.argv, forGateway.env, (json) => json.msg === 'gateway listening', onExit);
-  const worker = startApp('worker', 'dist/apps/worker/src/main.js', forWorker.argv, forWorker.env, (json) => json.msg === 'worker ready', onExit);
+  const gateway = startApp('gateway', 'dist/gateway.js', forGateway.argv, forGateway.env, (json) => json.msg === 'gateway listening', onExit);
+  const worker = startApp('worker', 'dist/worker.js', forWorker.argv, forWorker.env, (json) => json.msg === 'worker ready', onExit);
   apps.set('gateway', gateway);
   apps.set('worker', worker);
 

@@ -54,7 +54,7 @@ describe('the Anthropic provider through the real worker', () => {
 
 describe('a worker whose assistant needs a key that is missing', () => {
   it('refuses to start, naming the variable, before any chat', () => {
-    const run = spawnSync(process.execPath, [`${root}dist/apps/worker/src/main.js`], {
+    const run = spawnSync(process.execPath, [`${root}dist/worker.js`], {
       env: { ...process.env, DATAAGENT_ASSISTANT_MODELS: 'default=anthropic:claude-test', ANTHROPIC_API_KEY: '', DATAAGENT_LLM_PROVIDER: 'auto' },
       encoding: 'utf8',
       timeout: 20_000,

@@ -6,7 +6,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 describe('DATAAGENT_API_KEYS at gateway start', () => {
   it('refuses bad entries with exit code 2, naming the entries and never printing a key', () => {
     const keys = 'good-key-00001:acme:alice,secret-k3y-zz9:acme:bob:superuser,q7zK,good-key-00001:acme:carol';
-    const run = spawnSync(process.execPath, [`${root}dist/apps/gateway/src/main.js`], {
+    const run = spawnSync(process.execPath, [`${root}dist/gateway.js`], {
       env: { ...process.env, DATAAGENT_API_KEYS: keys, DATAAGENT_PORT: '0', DATAAGENT_HOST: '127.0.0.1' },
       encoding: 'utf8',
       timeout: 20_000,

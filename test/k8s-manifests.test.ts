@@ -152,8 +152,8 @@ describe('Kubernetes manifests', () => {
   const manifests = loadManifests();
   const kustomization = findObject(manifests, 'Kustomization') as KubeObject & { namespace: string; resources: string[] };
   const objects = manifests.filter((m) => m.object.kind !== 'Kustomization');
-  const gateway = deploymentRunning(manifests, 'dist/apps/gateway/src/main.js');
-  const worker = deploymentRunning(manifests, 'dist/apps/worker/src/main.js');
+  const gateway = deploymentRunning(manifests, 'dist/gateway.js');
+  const worker = deploymentRunning(manifests, 'dist/worker.js');
 
   it('parse, and every object has an apiVersion, a kind and a name, and passes its JSON schema', () => {
     expect(manifestFiles().length).toBeGreaterThan(0);
@@ -277,8 +277,8 @@ describe('Kubernetes probes against running processes', () => {
 
   it('answers 200 on every probe path the Deployments use', async () => {
     for (const [entry, base] of [
-      ['dist/apps/gateway/src/main.js', system.url],
-      ['dist/apps/worker/src/main.js', workerProbes],
+      ['dist/gateway.js', system.url],
+      ['dist/worker.js', workerProbes],
     ] as const) {
       const { container } = deploymentRunning(manifests, entry);
       for (const probe of [container.readinessProbe, container.livenessProbe]) {

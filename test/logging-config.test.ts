@@ -37,7 +37,7 @@ describe('logs and startup configuration', () => {
   });
 
   it('refuses to start on a bad value with a message naming it', () => {
-    for (const app of ['apps/gateway/src/main.js', 'apps/worker/src/main.js']) {
+    for (const app of ['gateway.js', 'worker.js']) {
       const run = spawnSync(process.execPath, [`${root}dist/${app}`], { env: { ...process.env, ...system.env, DATAAGENT_REDIS_URL: 'http://nope', DATAAGENT_LOG_LEVEL: 'loud' }, encoding: 'utf8', timeout: 20_000 });
       expect(run.status).toBe(2);
       expect(run.stderr).toMatch(/DATAAGENT_REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/);

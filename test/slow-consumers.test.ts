@@ -312,6 +312,18 @@ describe('clients that stop reading are dropped, not buffered without bound', ()
   it('lets a chat-completions client that stops reading go at the limit, and cancels the run nobody else can read', async () => {
     const CLIENTS = 4;
     const pid = system.gateway.proc.pid!;
+    // The same answers read whole first: the gateway's heap grows to what streaming them takes
+    // (young generation, code compiled), so the growth measured next is what it holds for nobody.
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        const res = await fetch(`${system.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TEST_API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: `[[chunks:${EVENTS}]] [[pad:${2 * PAD}]]` }] }),
+        });
+        expect(await res.text()).toContain('data: [DONE]');
+      }),
+    );
     const baselineKb = rssKb(pid);
     let peakKb = baselineKb;
     const sampler = setInterval(() => (peakKb = Math.max(peakKb, rssKb(pid))), 50);

@@ -109,8 +109,8 @@ describe('npm start supervisor (scripts/start.mjs)', () => {
       parent = children[0]!.pid;
     }
     const apps = childrenOf(tree.at(-3)!);
-    const worker = apps.find((a) => a.args.includes('apps/worker/src/main.js'));
-    const gateway = apps.find((a) => a.args.includes('apps/gateway/src/main.js'));
+    const worker = apps.find((a) => a.args.includes('dist/worker.js'));
+    const gateway = apps.find((a) => a.args.includes('dist/gateway.js'));
     expect(gateway).toBeDefined();
     expect(worker).toBeDefined();
     process.kill(worker!.pid, 'SIGSTOP');

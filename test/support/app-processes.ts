@@ -102,7 +102,7 @@ function jsonLine(line: string): Record<string, unknown> | null {
 
 /** Starts a gateway process on a free port and waits until it listens. */
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
-  const p = launch('apps/gateway/src/main.js', { DATAAGENT_PORT: '0', DATAAGENT_HOST: '127.0.0.1', ...env }, (line) => {
+  const p = launch('gateway.js', { DATAAGENT_PORT: '0', DATAAGENT_HOST: '127.0.0.1', ...env }, (line) => {
     const j = jsonLine(line);
     return j?.msg === 'gateway listening' ? j : null;
   });
@@ -112,7 +112,7 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<GatewayProce
 
 /** Starts a worker process (its metrics on a free loopback port) and waits until it consumes the queue. */
 export async function startWorker(env: NodeJS.ProcessEnv, options: WorkerLaunchOptions = {}): Promise<WorkerProcess> {
-  const p = launch('apps/worker/src/main.js', { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env }, (line) => {
+  const p = launch('worker.js', { DATAAGENT_LOG_LEVEL: 'info', DATAAGENT_METRICS_PORT: '0', DATAAGENT_METRICS_HOST: '127.0.0.1', ...env }, (line) => {
     const j = jsonLine(line);
     return j?.msg === 'worker ready' ? j : null;
   }, undefined, options);

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { RequestMethod, ValidationPipe } from '@nestjs/common';
@@ -31,8 +32,9 @@ import { ClusterMetricsClient } from './metrics/cluster-metrics.js';
 import { API_PREFIX } from './common/api-prefix.js';
 import { AGENT_CARD_PATH } from './a2a/agent-card.controller.js';
 import { DESCRIPTOR_RESERVE, openFilesLimit } from './infra/open-files.js';
+import { repositoryRoot } from './infra/repository-root.js';
 
-const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync(join(repositoryRoot(), 'package.json'), 'utf8')) as { version: string };
 
 async function main(): Promise<void> {
   let settings: GatewaySettings;

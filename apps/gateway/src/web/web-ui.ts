@@ -1,12 +1,11 @@
 import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Application, NextFunction, Request, Response } from 'express';
-
-/** The repository root, whether the gateway runs from `dist/apps/gateway/src/web/` (always, once built) or from the sources. */
-const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url)).replace(/dist\/$/, '');
+import { repositoryRoot } from '../infra/repository-root.js';
 
 /** The demo UI's files: plain ES modules and CSS, served as they are (no build step). */
-export const WEB_DIR = `${repoRoot}apps/gateway/web`;
+export const WEB_DIR = join(repositoryRoot(), 'apps/gateway/web');
 
 /** Browser libraries served from node_modules under /ui/vendor/ (the page loads nothing from elsewhere). */
 const VENDOR: Record<string, string> = {
