@@ -1,6 +1,6 @@
 // One lane of the e2e project: a jest process in band with its own Redis and MariaDB (the
-// project's global setup), its lines prefixed with the lane's label. Used by
-// scripts/test-e2e-lanes.mjs and scripts/test-flaky.mjs.
+// project's global setup), its lines prefixed with the lane's label; or any command so prefixed.
+// Used by scripts/test-e2e-lanes.mjs and scripts/test-flaky.mjs.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,16 +10,11 @@ export const root = fileURLToPath(new URL('..', import.meta.url));
 export const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
 
 /**
- * Runs jest in band on `files`, its lines prefixed with `label` (unless `quiet`).
- * @returns jest's exit code, the lane's seconds and jest's JSON results (`crashed` when it wrote none).
+ * Runs `command` with its lines prefixed with `label` (unless `quiet`).
+ * @returns its exit code, its seconds and its last 400 lines.
  */
-export function runJest(label, files, resultsDir, { quiet = false } = {}) {
-  const outputFile = path.join(resultsDir, `${label}.json`);
-  const child = spawn(process.execPath, [...jestArgs, '--selectProjects', 'e2e', '--runInBand', '--json', `--outputFile=${outputFile}`, '--runTestsByPath', ...files], {
-    cwd: root,
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function runPrefixed(label, command, args, { quiet = false } = {}) {
+  const child = spawn(command, args, { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail = [];
   for (const stream of [child.stdout, child.stderr]) {
     let rest = '';
@@ -38,14 +33,22 @@ export function runJest(label, files, resultsDir, { quiet = false } = {}) {
   }
   const started = Date.now();
   return new Promise((resolve) => {
-    child.on('exit', (code) => {
-      let results;
-      try {
-        results = JSON.parse(readFileSync(outputFile, 'utf8'));
-      } catch {
-        results = { numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [], crashed: true };
-      }
-      resolve({ label, code, seconds: (Date.now() - started) / 1000, results, output: tail });
-    });
+    child.on('exit', (code) => resolve({ label, code, seconds: (Date.now() - started) / 1000, output: tail }));
   });
+}
+
+/**
+ * Runs jest in band on `files`, its lines prefixed with `label` (unless `quiet`).
+ * @returns jest's exit code, the lane's seconds and jest's JSON results (`crashed` when it wrote none).
+ */
+export async function runJest(label, files, resultsDir, { quiet = false } = {}) {
+  const outputFile = path.join(resultsDir, `${label}.json`);
+  const run = await runPrefixed(label, process.execPath, [...jestArgs, '--selectProjects', 'e2e', '--runInBand', '--json', `--outputFile=${outputFile}`, '--runTestsByPath', ...files], { quiet });
+  let results;
+  try {
+    results = JSON.parse(readFileSync(outputFile, 'utf8'));
+  } catch {
+    results = { numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [], crashed: true };
+  }
+  return { ...run, results };
 }

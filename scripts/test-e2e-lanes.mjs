@@ -2,23 +2,27 @@
 // (its own global setup), the files split between them by their recorded durations; then the
 // files that measure latency or load the machine on purpose, alone, one after another.
 //
-//   node scripts/test-e2e-lanes.mjs [--lanes N] [--record] [file ...]
+//   node scripts/test-e2e-lanes.mjs [--lanes N] [--record] [--beside SCRIPT ...] [file ...]
 //
 // --record writes each file's duration to test/support/e2e-durations.json (the split's weights).
+// --beside runs an npm script (the unit project, say) at a lower CPU priority beside the lanes:
+// the lanes wait on servers and timers for about a fifth of their time, and the script fills it.
+// It ends before the files that run alone, and its failure fails the whole.
 // A file that must not share the machine says so in its first lines: `// e2e lane: alone (why)`.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureTestPackages } from '../test/support/global-setup.mjs';
-import { jestArgs, root, runJest } from './jest-lane.mjs';
+import { jestArgs, root, runJest, runPrefixed } from './jest-lane.mjs';
 
 const durationsFile = path.join(root, 'test/support/e2e-durations.json');
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const laneCount = Number(argv[argv.indexOf('--lanes') + 1]) || 2;
-const chosen = argv.filter((arg, i) => !arg.startsWith('--') && argv[i - 1] !== '--lanes');
+const beside = argv.filter((_, i) => argv[i - 1] === '--beside');
+const chosen = argv.filter((arg, i) => !arg.startsWith('--') && argv[i - 1] !== '--lanes' && argv[i - 1] !== '--beside');
 
 /** The e2e project's files, as jest finds them, relative to the repository. */
 function listFiles() {
@@ -57,7 +61,14 @@ const lanes = split(shared, Math.min(laneCount, Math.max(1, shared.length)));
 const resultsDir = mkdtempSync(path.join(tmpdir(), 'dataagent-lanes-'));
 console.log(`e2e: ${shared.length} files in ${lanes.length} lanes (${lanes.map((lane) => `${lane.files.length} files, ~${Math.round(lane.seconds)} s`).join('; ')}), then ${solo.length} alone`);
 
+// One after another, so they compete with the lanes only, not with each other.
+const besideRuns = (async () => {
+  const done = [];
+  for (const script of beside) done.push(await runPrefixed(script, 'nice', ['-n', '10', 'npm', 'run', '--silent', script]));
+  return done;
+})();
 const runs = await Promise.all(lanes.filter((lane) => lane.files.length > 0).map((lane, i) => runJest(`lane ${i + 1}`, lane.files, resultsDir)));
+const besideDone = await besideRuns;
 for (const file of solo) runs.push(await runJest(`alone ${path.basename(file, '.test.ts')}`, [file], resultsDir));
 rmSync(resultsDir, { recursive: true, force: true });
 
@@ -77,6 +88,10 @@ for (const run of runs) {
     if (result.status !== 'passed') failures.push(file);
   }
   console.log(`e2e ${run.label}: ${run.results.numPassedTests} passed, ${run.results.numFailedTests} failed in ${Math.round(run.seconds)} s`);
+}
+for (const run of besideDone) {
+  if (run.code !== 0) failures.push(`${run.label} (exit ${run.code})`);
+  console.log(`beside ${run.label}: exit ${run.code} in ${Math.round(run.seconds)} s`);
 }
 if (flag('--record')) {
   let before = {};
