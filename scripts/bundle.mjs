@@ -1,21 +1,24 @@
-// Bundles the gateway and the worker, as tsc built them in dist/apps/, into one ES module each:
-// dist/gateway.js and dist/worker.js, what `npm start`, the image and the tests run.
+// Bundles the gateway and the worker, as tsc built them in dist/apps/, into one CommonJS file each
+// (dist/gateway.cjs, dist/worker.cjs), and writes their launchers, dist/gateway.js and
+// dist/worker.js: what `npm start`, the image and the tests run.
 //
 // Why: a process that loads ~3,000 files from node_modules (NestJS, TypeORM, BullMQ, the MCP
 // SDK, Swagger's helpers) spends about 2 s of CPU resolving and compiling them before it serves
-// anything, and Node 20 has no compile cache. One file loads in about a quarter of that: pods
-// and `npm start` come up sooner, and the test suite starts ~100 systems.
+// anything. One file loads in a quarter of that, and being CommonJS it runs through V8's code
+// cache (libs/core/src/util/compiled-bundle.ts), which Node 20 offers for no ES module: a start
+// after the first skips most of the compiling too.
 //
 // A package keeps finding its own files (socket.io its browser client, msgpackr its native
 // addon): a CommonJS file that names __dirname or __filename gets its own, relative to the bundle
-// (dist/ and node_modules/ are siblings in the checkout and in the image), and require() resolves
-// from there too. Only optional parts of NestJS this project does not install stay outside.
+// (dist/ and node_modules/ are siblings in the checkout and in the image). import.meta.url is the
+// bundle's. Only optional parts of NestJS this project does not install stay outside.
 import { build } from 'esbuild';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const DIST = path.join(root, 'dist');
 
 /** Loaded from node_modules at run time, as without a bundle. */
 const EXTERNAL = [
@@ -25,15 +28,16 @@ const EXTERNAL = [
   '@fastify/static',
 ];
 
-const DIST = path.join(root, 'dist');
+/** An ES module's own syntax: such a file has no __dirname to keep. */
+const ESM_SYNTAX = /^\s*(import\s*[\w{*'"]|export\s)/m;
 
-/** Gives each file of a package that names __dirname or __filename its own, found from the bundle's place at run time. */
+/** Gives each CommonJS file of a package that names __dirname or __filename its own, found from the bundle's place at run time. */
 const ownPaths = {
   name: 'own-paths',
   setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, async (args) => {
       const contents = await readFile(args.path, 'utf8');
-      if (!/\b__(dirname|filename)\b/.test(contents)) return undefined;
+      if (!/\b__(dirname|filename)\b/.test(contents) || ESM_SYNTAX.test(contents)) return undefined;
       const file = JSON.stringify(path.relative(DIST, args.path));
       const dir = JSON.stringify(path.relative(DIST, path.dirname(args.path)));
       return { contents: `var __filename = __bundled(${file}), __dirname = __bundled(${dir});\n${contents}`, loader: 'js', resolveDir: path.dirname(args.path) };
@@ -41,15 +45,17 @@ const ownPaths = {
   },
 };
 
-/** Defined once at the top of each bundle: require() for CommonJS packages, and __bundled for ownPaths. */
+/** At the top of each bundle, where __dirname and __filename are the bundle's own. */
 const BANNER = [
-  "import { createRequire as __createRequire } from 'node:module';",
-  "import { dirname as __pathDirname, join as __pathJoin } from 'node:path';",
-  "import { fileURLToPath as __fileURLToPath } from 'node:url';",
-  'const require = __createRequire(import.meta.url);',
-  'const __bundleDir = __pathDirname(__fileURLToPath(import.meta.url));',
-  'const __bundled = (relative) => __pathJoin(__bundleDir, relative);',
+  "const __bundled = ((dir) => (relative) => require('node:path').join(dir, relative))(__dirname);",
+  "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
 ].join('\n');
+
+const launcher = (name) => `// Written by scripts/bundle.mjs: runs the ${name}'s bundle through V8's code cache.
+import { runBundle } from './libs/core/src/util/compiled-bundle.js';
+
+runBundle(new URL('./${name}.cjs', import.meta.url));
+`;
 
 const apps = [
   { name: 'gateway', entry: 'dist/apps/gateway/src/main.js' },
@@ -57,23 +63,33 @@ const apps = [
 ];
 
 await Promise.all(
-  apps.map(({ name, entry }) =>
-    build({
+  apps.map(async ({ name, entry }) => {
+    await build({
       entryPoints: [path.join(root, entry)],
-      outfile: path.join(DIST, `${name}.js`),
+      outfile: path.join(DIST, `${name}.cjs`),
       bundle: true,
       platform: 'node',
-      format: 'esm',
+      format: 'cjs',
       target: 'node20',
       // NestJS and class-validator read class names (providers, DTOs in error messages).
       keepNames: true,
       sourcemap: 'linked',
       external: EXTERNAL,
       banner: { js: BANNER },
+      define: { 'import.meta.url': '__bundleUrl' },
+      // import() of a package outside the bundle (or of node:http) becomes require(): a script
+      // run through the code cache has no ES module loader of its own.
+      supported: { 'dynamic-import': false },
       plugins: [ownPaths],
       logLevel: 'warning',
-      // Direct eval and a CommonJS require of an ES module's namespace are known and harmless in these packages.
-      logOverride: { 'direct-eval': 'silent', 'commonjs-variable-in-esm': 'silent' },
-    }),
-  ),
+      logOverride: {
+        // Anything else of import.meta would be empty in CommonJS: refuse to build rather than run without it.
+        'empty-import-meta': 'error',
+        // Direct eval and a CommonJS require of an ES module's namespace are known and harmless in these packages.
+        'direct-eval': 'silent',
+        'commonjs-variable-in-esm': 'silent',
+      },
+    });
+    await writeFile(path.join(DIST, `${name}.js`), launcher(name));
+  }),
 );

@@ -14,7 +14,7 @@ const KEYS = `${TEST_API_KEY}:acme:alice,${OTHER_API_KEY}:globex:bob`;
  * How long alice's command swaps folders for symlinks (DATAAGENT_TEST_RACE_SECONDS for a longer
  * attack), and how many runs of file tools go at once meanwhile.
  */
-const SWAP_SECONDS = Number(process.env.DATAAGENT_TEST_RACE_SECONDS ?? 12);
+const SWAP_SECONDS = Number(process.env.DATAAGENT_TEST_RACE_SECONDS ?? 6);
 const RUNS_AT_ONCE = 200;
 /** A user the worker runs as in the second case: an unprivileged uid with no other rights here. */
 const UNPRIVILEGED: ProcessUser = { uid: 4242, gid: 4242 };

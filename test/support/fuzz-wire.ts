@@ -387,6 +387,17 @@ export class RawWsClient {
     }
   }
 
+  /**
+   * Ends the client's side and waits until the server has closed its side: it has read every
+   * byte sent before, and every frame it sent is in `frames`.
+   */
+  async finish(timeoutMs = 5_000): Promise<void> {
+    this.socket.end();
+    await this.waitFor(() => false, timeoutMs).catch((err: Error) => {
+      if (!this.closedByServer) throw new Error(`the server kept the connection open after the client ended it: ${err.message}`);
+    });
+  }
+
   close(): void {
     this.socket.destroy();
   }

@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Application, NextFunction, Request, Response } from 'express';
@@ -7,12 +7,12 @@ import { repositoryRoot } from '../infra/repository-root.js';
 /** The demo UI's files: plain ES modules and CSS, served as they are (no build step). */
 export const WEB_DIR = join(repositoryRoot(), 'apps/gateway/web');
 
-/** Browser libraries served from node_modules under /ui/vendor/ (the page loads nothing from elsewhere). */
-const VENDOR: Record<string, string> = {
+/** Browser libraries served from node_modules under /ui/vendor/ (the page loads nothing from elsewhere): package and ES module file. */
+const VENDOR: Record<string, [string, string]> = {
   // Preact, its hooks and htm in one ES module: no bare imports for the browser to resolve.
-  'preact.js': 'htm/preact/standalone',
-  'marked.js': 'marked',
-  'purify.js': 'dompurify',
+  'preact.js': ['htm', 'preact/standalone.mjs'],
+  'marked.js': ['marked', 'lib/marked.esm.js'],
+  'purify.js': ['dompurify', 'dist/purify.es.mjs'],
 };
 
 /** Files of WEB_DIR a browser may fetch: the UI's own modules, styles and icons, not its specs or type declarations. */
@@ -43,13 +43,20 @@ function uiHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-cache');
 }
 
+/** A library's ES module in node_modules (beside dist/, in the checkout and the image). */
+function vendorFile(pkg: string, path: string): string {
+  const file = join(repositoryRoot(), 'node_modules', pkg, path);
+  if (!existsSync(file)) throw new Error(`the web UI needs ${pkg} (${path} is missing): run npm install`);
+  return file;
+}
+
 /**
  * Serves the web UI: `/` is its page, `/ui/*` its modules, `/ui/vendor/*` the libraries it uses.
  * Registered before Nest's routes; anything else falls through to the API's JSON 404.
  * @throws Error when a vendor library is not installed (the gateway then does not start).
  */
 export function serveWebUi(app: NestExpressApplication): void {
-  const vendor = new Map(Object.entries(VENDOR).map(([file, specifier]) => [file, fileURLToPath(import.meta.resolve(specifier))]));
+  const vendor = new Map(Object.entries(VENDOR).map(([file, [pkg, path]]) => [file, vendorFile(pkg, path)]));
   const http = app.getHttpAdapter().getInstance() as Application;
   const send = (res: Response, next: NextFunction, path: string) => {
     uiHeaders(res);
