@@ -72,6 +72,17 @@ describe("users' own MCP servers", () => {
     return { run, offered: (request?.body.tools ?? []).map((t) => t.function.name) };
   }
   const resultOf = (run: EventDict[]) => run.find((e) => e.event_type === 'tool_result')!;
+  /** Who listens for releases in Redis now: the workers' subscriber connections. */
+  const releaseListeners = async () => {
+    const redis = new Redis(process.env.DATAAGENT_REDIS_URL!);
+    try {
+      const [, count] = (await redis.pubsub('NUMSUB', redisKeys.mcpReleaseChannel)) as [string, number];
+      const clients = String(await redis.client('LIST')).split('\n').filter((line) => /name=worker-mcp/.test(line));
+      return `${count} subscribed to ${redisKeys.mcpReleaseChannel}; release connections: ${clients.join(' | ') || 'none'}`;
+    } finally {
+      redis.disconnect();
+    }
+  };
   const workerSaid = (pattern: RegExp) => system.workers.flatMap((w) => w.output).filter((line) => pattern.test(line)).join('\n');
 
   it('gives each user their own server of one name: their tools, their process, their results', async () => {
@@ -168,7 +179,7 @@ describe("users' own MCP servers", () => {
       expect((await api(system.url, 'DELETE', `/sessions/${session.session_id}`, { apiKey: ALICE })).status).toBe(200);
       if (i < sessions.length - 1) expect(isRunning(alice.pid!)).toBe(true);
     }
-    await waitUntil(() => !isRunning(alice.pid!), 10_000, () => `alice's server ${alice.pid} still runs; her servers started: ${JSON.stringify(started('alice'))}; the worker said:\n${workerSaid(/MCP|mcp/)}`);
+    await waitUntil(() => !isRunning(alice.pid!), 10_000, async () => `alice's server ${alice.pid} still runs; her servers started: ${JSON.stringify(started('alice'))}; ${await releaseListeners()}; the worker said:\n${workerSaid(/MCP|mcp/)}\nthe gateway said:\n${system.gateway.output.join('\n').slice(-3_000)}`);
     // Bob still has sessions: his connection stays.
     expect(isRunning(started('bob').at(-1)!.pid!)).toBe(true);
   });

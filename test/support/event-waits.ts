@@ -73,10 +73,10 @@ export async function chatToDone(url: string, apiKey: string, message: string): 
  * Waits until `check` holds (it may ask a server), looking every 20 ms; fails after `timeoutMs`,
  * with what `explain` says then (the state a failure needs to be understood).
  */
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, explain?: () => string): Promise<void> {
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, explain?: () => string | Promise<string>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met in time${explain ? `: ${explain()}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`condition not met in time${explain ? `: ${await explain()}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
