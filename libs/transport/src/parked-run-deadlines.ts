@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
+import { takeLease } from './redis-lease.js';
 
 /** A parked run as its deadline entry names it: enough to end it without reading its row. */
 export interface ParkedRunRef {
@@ -24,7 +24,7 @@ return 0
 `;
 
 /** Deletes the sweep lease only while it is still ours. */
-const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
 
 type DueCommand = (key: string, limit: number) => Promise<string[]>;
 type ForgetCommand = (key: string, member: string, deadline: number) => Promise<number>;
@@ -81,12 +81,8 @@ export class ParkedRunDeadlines {
    * @returns its release, or null when another process sweeps now.
    */
   async lease(ttlMs: number): Promise<(() => Promise<void>) | null> {
-    const token = randomUUID();
-    const key = redisKeys.parkedRunSweepLease(this.queueName);
-    if ((await this.redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return null;
-    return async () => {
-      await this.redis.eval(RELEASE_SCRIPT, 1, key, token);
-    };
+    const lease = await takeLease(this.redis, redisKeys.parkedRunSweepLease(this.queueName), ttlMs);
+    return lease && (() => lease.release());
   }
 }
 

@@ -54,6 +54,27 @@ describe('pub/sub listeners (Redis)', () => {
     }
   });
 
+  it('is subscribed when listen resolves, on a connection still connecting (40 new connections)', async () => {
+    const url = harnessRedisUrl();
+    const missed: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Listened on while the connection still connects, a few milliseconds in, as a process does at start.
+      const fresh = createRedis(url, `spec-channel-fresh-${i}`);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, i % 5)); // where in the handshake the listen comes
+        const heard: string[] = [];
+        await listenMcpReleases(fresh, (m) => heard.push(m.user_id));
+        const user = `spec-user-${randomUUID()}`;
+        await announceMcpRelease(commands, [{ tenant_id: 't', user_id: user, reason: 'sessions_ended' }]);
+        // A release published after it is heard; one not heard within 2 s never will be.
+        await waitUntil(() => heard.includes(user), 2_000).catch(() => missed.push(`connection ${i}`));
+      } finally {
+        fresh.disconnect();
+      }
+    }
+    expect(missed).toEqual([]);
+  });
+
   it('hears messages again after Redis dropped the subscriber connection', async () => {
     const heard: string[] = [];
     const stop = await new ControlBus(commands, subscriber).listen((m) => heard.push(m.type === 'cancel' ? m.run_id : ''));

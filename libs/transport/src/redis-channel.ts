@@ -41,7 +41,7 @@ export class RedisChannelListener<T> {
 
   /**
    * Sends `channel`'s messages to `handler`. Resolves once the channel is subscribed, so nothing
-   * published afterwards is missed.
+   * published afterwards is missed; a connection still connecting subscribes once it is ready.
    * @returns a function that stops this handler (the channel is left when it was the last one).
    * @throws what SUBSCRIBE throws; the handler is not kept then.
    */
@@ -50,7 +50,10 @@ export class RedisChannelListener<T> {
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      this.pending.set(channel, this.options.sharded ? this.subscriber.ssubscribe(channel) : this.subscriber.subscribe(channel));
+      this.pending.set(
+        channel,
+        handshakeDone(this.subscriber).then(() => (this.options.sharded ? this.subscriber.ssubscribe(channel) : this.subscriber.subscribe(channel))),
+      );
     }
     set.add(handler);
     const stop = () => this.remove(channel, handler);
@@ -110,6 +113,17 @@ export class RedisChannelListener<T> {
       }
     }
   }
+}
+
+/**
+ * Resolves once the connection has finished connecting (CLIENT SETNAME, the ready check). A
+ * SUBSCRIBE sent before then can reach Redis ahead of the ready check's INFO, which Redis then
+ * refuses in subscriber mode; ioredis connects again and the subscription is lost for good,
+ * silently: about one listener in five made right after its connection heard nothing, ever.
+ */
+function handshakeDone(connection: RedisClient): Promise<void> {
+  if (connection.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => connection.once('ready', () => resolve()));
 }
 
 function parse<T>(raw: string, guard: (value: unknown) => T | null): T | null {

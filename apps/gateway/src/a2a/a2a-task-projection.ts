@@ -1,4 +1,5 @@
 import type { EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
+import { toolCallOfRequest } from '#core/hitl/approval-request-id.js';
 
 /** A task's state as A2A 1.0's JSON-RPC binding spells it (proto JSON enum names). */
 export type A2aTaskState =
@@ -209,7 +210,7 @@ export class A2aTaskProjection {
 
   /** A call's approval is over once its result is in. */
   private resolve(toolCallId: string, status?: string): void {
-    const at = this.pending.findIndex((r) => toolCallOf(r.request_id) === toolCallId);
+    const at = this.pending.findIndex((r) => toolCallOfRequest(r.request_id) === toolCallId);
     if (at < 0) return;
     // A call still waiting for its approval never ran: a `timeout` result is its approval's.
     if (status === 'timeout') this.timedOut.add(this.pending[at]!.request_id);
@@ -236,10 +237,4 @@ export class A2aTaskProjection {
   private answerArtifact(text: string): A2aArtifact {
     return { artifactId: `${this.taskId}:${ANSWER_ARTIFACT}`, name: ANSWER_ARTIFACT, parts: [{ text }] };
   }
-}
-
-/** A HITL request id is `<run>:<call>:<hash>`: the tool call it asks about. */
-function toolCallOf(requestId: string): string {
-  const parts = requestId.split(':');
-  return parts.length >= 3 ? parts.slice(1, -1).join(':') : requestId;
 }

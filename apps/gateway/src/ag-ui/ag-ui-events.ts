@@ -1,4 +1,5 @@
 import type { DoneEventDict, EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
+import { toolCallOfRequest } from '#core/hitl/approval-request-id.js';
 
 /**
  * Where a DataAgent event came from, on every AG-UI event it becomes (`metadata.dataagent`):
@@ -201,21 +202,9 @@ function interruptOf(event: HitlRequestEventDict): AgUiInterrupt {
     id: event.request_id,
     reason: 'tool_approval',
     message: `Approve the call of \`${name ?? 'a tool'}\`?`,
-    toolCallId: toolCallOf(event.request_id),
+    toolCallId: toolCallOfRequest(event.request_id),
     responseSchema: { type: 'object', properties: { approved: { type: 'boolean' }, message: { type: 'string' } }, required: ['approved'] },
     ...(event.expires_at ? { expiresAt: event.expires_at } : {}),
     metadata: { dataagent: { run_id: event.run_id, seq: event.seq, tool: name ?? null, args: args ?? null, allowed_decisions: event.allowed_decisions } },
   };
-}
-
-/** A HITL request id is `<run>:<call>:<hash>`: the tool call it asks about. */
-function toolCallOf(requestId: string): string {
-  const parts = requestId.split(':');
-  return parts.length >= 3 ? parts.slice(1, -1).join(':') : requestId;
-}
-
-/** The DataAgent run a HITL request belongs to (its id is `<run>:<call>:<hash>`). */
-export function runOfRequest(requestId: string): string | undefined {
-  const parts = requestId.split(':');
-  return parts.length >= 3 ? parts[0] : undefined;
 }

@@ -13,7 +13,8 @@ import type { GatewaySettings } from '../infra/gateway-config.js';
 import { SETTINGS } from '../infra/tokens.js';
 import { SessionAccess } from '../sessions/session-access.service.js';
 import { holdMessagesToLimit } from '../common/message-limit.js';
-import { AgUiProjection, runOfRequest, type ResumePoint } from './ag-ui-events.js';
+import { runOfRequest } from '#core/hitl/approval-request-id.js';
+import { AgUiProjection, type ResumePoint } from './ag-ui-events.js';
 import { readRunAgentInput, type RunAgentRequest, type ThreadRequest } from './run-agent-input.js';
 import { HoldsStreamSlot } from '../quotas/stream-slot.interceptor.js';
 

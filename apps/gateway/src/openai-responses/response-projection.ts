@@ -1,5 +1,6 @@
 import type { EventDict, RunUsage } from '#core/events/execution-event.js';
 import { wireArguments } from '../openai-compat/chat-completions.js';
+import { toolCallOfRequest } from '#core/hitl/approval-request-id.js';
 
 /**
  * A response is a window of one run's event log: the events after `afterSeq`, up to the run's
@@ -123,7 +124,7 @@ export class ResponseProjection {
   /** The stream events `event` adds to the response (none for events outside its window). */
   eventsOf(event: EventDict): ResponseStreamEvent[] {
     if (event.event_type === 'tool_call') this.calls.set(event.tool_call_id, { name: event.tool_name, args: event.tool_args });
-    if (event.event_type === 'hitl_request') this.approvals.set(toolCallOf(event.request_id), event.request_id);
+    if (event.event_type === 'hitl_request') this.approvals.set(toolCallOfRequest(event.request_id), event.request_id);
     if (this.ended || event.run_id !== this.window.runId) return [];
     if (event.seq <= this.window.afterSeq) {
       // The response opens where the approval it follows was asked.
@@ -289,12 +290,6 @@ function inProgress(item: OutputItem): Partial<OutputItem> {
 function serverAndName(toolName: string): { server_label: string; name: string } {
   const dot = toolName.indexOf('.');
   return dot > 0 ? { server_label: toolName.slice(0, dot), name: toolName.slice(dot + 1) } : { server_label: OWN_TOOLS_LABEL, name: toolName };
-}
-
-/** A HITL request id is `<run>:<call>:<hash>`: the tool call it asks about. */
-function toolCallOf(requestId: string): string {
-  const parts = requestId.split(':');
-  return parts.length >= 3 ? parts.slice(1, -1).join(':') : requestId;
 }
 
 function seconds(timestamp: string): number {

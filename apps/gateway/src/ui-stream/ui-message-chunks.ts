@@ -1,4 +1,5 @@
 import type { EventDict } from '#core/events/execution-event.js';
+import { toolCallOfRequest } from '#core/hitl/approval-request-id.js';
 
 /** One part of the AI SDK's UI message stream (protocol v1), as `useChat` reads it. */
 export type UiChunk = { type: string } & Record<string, unknown>;
@@ -37,7 +38,7 @@ export class UiMessageProjection {
             ? [{ type: 'tool-output-denied', toolCallId: event.tool_call_id }]
             : [{ type: 'tool-output-error', toolCallId: event.tool_call_id, errorText: errorText(event.result), dynamic: true }];
       case 'hitl_request':
-        return [...this.closeText(), { type: 'tool-approval-request', approvalId: event.request_id, toolCallId: toolCallOf(event.request_id) }];
+        return [...this.closeText(), { type: 'tool-approval-request', approvalId: event.request_id, toolCallId: toolCallOfRequest(event.request_id) }];
       case 'error':
         // A recoverable error is news, not the end: a data part the page may show; a fatal one ends the message.
         return event.recoverable
@@ -56,12 +57,6 @@ export class UiMessageProjection {
     this.textPart = undefined;
     return [{ type: 'text-end', id }];
   }
-}
-
-/** A HITL request id is `<run>:<call>:<hash>`: the tool call it asks about. */
-function toolCallOf(requestId: string): string {
-  const parts = requestId.split(':');
-  return parts.length >= 3 ? parts.slice(1, -1).join(':') : requestId;
 }
 
 function errorText(result: unknown): string {

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '#transport/redis-connection.js';
+import { takeLease } from '#transport/redis-lease.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import type { RunLifecycle } from '#transport/run-lifecycle.js';
@@ -7,9 +7,6 @@ import type { RunQueue } from '#transport/run-queue.js';
 
 /** Job states in which someone still owns the run: the reaper leaves those alone (a parked run's job is delayed). */
 const ALIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
-
-/** Deletes the sweep lock only if it is still ours. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export interface RunReaperDeps {
   store: Pick<ConversationStore, 'runs'>;
@@ -33,9 +30,8 @@ export class RunReaper {
   /** One sweep, if no other worker is sweeping. @returns how many runs it ended. */
   async sweep(): Promise<number> {
     const { redis, store, staleMs, queue, lifecycle, logger } = this.deps;
-    const token = randomUUID();
-    const lock = redisKeys.reaperLock;
-    if ((await redis.set(lock, token, 'PX', Math.max(staleMs, 5_000), 'NX')) !== 'OK') return 0;
+    const lease = await takeLease(redis, redisKeys.reaperLock, Math.max(staleMs, 5_000));
+    if (!lease) return 0;
     try {
       let ended = 0;
       for (const run of await store.runs.listStale(new Date(Date.now() - staleMs), 100)) {
@@ -48,7 +44,7 @@ export class RunReaper {
       }
       return ended;
     } finally {
-      await redis.eval(RELEASE, 1, lock, token).catch(() => undefined);
+      await lease.release().catch(() => undefined);
     }
   }
 }

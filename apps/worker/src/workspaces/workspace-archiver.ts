@@ -1,14 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { RedisClient } from '#transport/redis-connection.js';
 import { redisKeys } from '#transport/redis-keys.js';
+import { takeLease } from '#transport/redis-lease.js';
 import { findStaleWorkspaces } from '#core/workspace/stale-workspaces.js';
 import { archiveWorkspace } from '#core/workspace/workspace-archive.js';
-
-/** Sets the lease's time to live, only if it is still ours. */
-const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-/** Deletes the lease only if it is still ours. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** How long the lease lasts unrenewed while a sweep runs: it is renewed before each workspace. */
 const SWEEP_LEASE_MS = 60_000;
@@ -51,15 +47,15 @@ export class WorkspaceArchiver {
    */
   async sweep(signal?: AbortSignal): Promise<SweepResult | null> {
     const { redis, rootTemplate, archiveDays, intervalMs, logger } = this.deps;
-    const token = randomUUID();
     const started = Date.now();
-    if ((await redis.set(this.lease, token, 'PX', Math.max(intervalMs, SWEEP_LEASE_MS), 'NX')) !== 'OK') return null;
+    const lease = await takeLease(redis, this.lease, Math.max(intervalMs, SWEEP_LEASE_MS));
+    if (!lease) return null;
     const result: SweepResult = { archived: 0, skipped: 0 };
     try {
       for (const stale of await findStaleWorkspaces(rootTemplate, archiveDays * 86_400_000)) {
         if (signal?.aborted) break;
         // Lost the lease (a frozen event loop): another worker may be sweeping now.
-        if ((await redis.eval(EXTEND, 1, this.lease, token, SWEEP_LEASE_MS)) !== 1) break;
+        if (!(await lease.extend(SWEEP_LEASE_MS))) break;
         const archived = await archiveWorkspace(stale).catch((err: unknown) => {
           logger.warn({ err, workspace: stale.path }, 'archiving a workspace failed; it stays as it is');
           return false;
@@ -74,7 +70,7 @@ export class WorkspaceArchiver {
     } finally {
       // Keep the lease for the rest of the interval, so no other worker sweeps again at once.
       const rest = intervalMs - (Date.now() - started);
-      await (rest > 0 ? redis.eval(EXTEND, 1, this.lease, token, Math.ceil(rest)) : redis.eval(RELEASE, 1, this.lease, token)).catch(() => undefined);
+      await (rest > 0 ? lease.extend(rest) : lease.release()).catch(() => undefined);
     }
     logger.info({ ...result, took_ms: Date.now() - started }, 'workspace archive sweep');
     return result;

@@ -24,6 +24,7 @@ import { TextToolCalls, type TurnSegment } from './text-tool-calls.js';
 import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
 import { UsageTally } from './usage-tally.js';
 import { LiveEvents } from './live-events.js';
+import { approvalRequestId } from '../hitl/approval-request-id.js';
 
 export interface ExecutionContext {
   runId: string;
@@ -271,7 +272,7 @@ export class AgentExecutor {
     const valid = !!tool && this.dispatcher.check(call) === null;
     if (tool && valid && hitl && (approvalPolicy ? approvalPolicy(call.name, call.arguments, sensitive) : sensitive)) {
       // Bound to the arguments: a call id reused with other arguments is asked about anew.
-      const requestId = `${envelope.runId}:${call.id}:${hash.slice(0, 16)}`;
+      const requestId = approvalRequestId(envelope.runId, call.id, hash);
       const action = { name: call.name, args: call.arguments, description: tool.description };
       // The deadline is taken before the request is recorded, so a client's countdown never promises more time than there is.
       const expiresAt = hitl.timeoutMs === undefined ? undefined : Date.now() + hitl.timeoutMs;
