@@ -207,14 +207,15 @@ describe('kill -9 of the worker holding 50 runs: another worker continues each o
       const frozen = system.workers[0]!;
       const runs: Array<{ session_id: string; run_id: string }> = [];
       for (let i = 0; i < 10; i++) runs.push(await sendChat(socket, { message: `effect ${i}` }));
-      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).filter((e) => e.event_type === 'text').length >= 3), 30_000);
+      const seen = () => runs.map((r) => `${r.run_id.slice(0, 8)}: ${events.ofRun(r.run_id).map((e) => (e.event_type === 'error' ? e.error_code : e.event_type)).join(',').slice(-160)}`).join('\n');
+      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).filter((e) => e.event_type === 'text').length >= 3), 30_000, () => `not every run streamed 3 texts:\n${seen()}`);
       frozen.proc.kill('SIGSTOP');
       await system.addWorker({ DATAAGENT_WORKER_ID: 'rescuer' });
-      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.event_type === 'error' && e.error_code === 'worker_lost')), 30_000);
+      await waitUntil(() => runs.every((r) => events.ofRun(r.run_id).some((e) => e.event_type === 'error' && e.error_code === 'worker_lost')), 30_000, () => `not every run was taken over:\n${seen()}`);
       // Woken with its model streams still buffered and its locks gone: it must not write again.
       frozen.proc.kill('SIGCONT');
       await Promise.all(runs.map((r) => events.done(r.run_id, 60_000)));
-      await waitUntil(() => frozen.output.filter((line) => line.includes('stopped here')).length === runs.length, 30_000);
+      await waitUntil(() => frozen.output.filter((line) => line.includes('stopped here')).length === runs.length, 30_000, () => `the woken worker stopped ${frozen.output.filter((line) => line.includes('stopped here')).length} of ${runs.length} runs; it said:\n${frozen.output.slice(-30).join('\n')}`);
 
       for (const [i, r] of runs.entries()) {
         const run = events.ofRun(r.run_id);
