@@ -122,9 +122,12 @@ export class RedisChannelListener<T> {
  * silently: about one listener in five made right after its connection heard nothing, ever.
  */
 function handshakeDone(connection: RedisClient): Promise<void> {
-  if (connection.status === 'ready') return Promise.resolve();
+  if (!CONNECTING.has(connection.status)) return Promise.resolve();
   return new Promise((resolve) => connection.once('ready', () => resolve()));
 }
+
+/** The states in which a connection is on its way to `ready` (a command sent in `wait`, lazily connecting, waits in ioredis's queue). */
+const CONNECTING = new Set<string>(['connecting', 'connect', 'reconnecting']);
 
 function parse<T>(raw: string, guard: (value: unknown) => T | null): T | null {
   try {
