@@ -123,7 +123,16 @@ export class RedisChannelListener<T> {
  */
 function handshakeDone(connection: RedisClient): Promise<void> {
   if (!CONNECTING.has(connection.status)) return Promise.resolve();
-  return new Promise((resolve) => connection.once('ready', () => resolve()));
+  // Or ended for good (quit while connecting): the SUBSCRIBE then fails, as it did before.
+  return new Promise((resolve) => {
+    const done = () => {
+      connection.off('ready', done);
+      connection.off('end', done);
+      resolve();
+    };
+    connection.once('ready', done);
+    connection.once('end', done);
+  });
 }
 
 /** The states in which a connection is on its way to `ready` (a command sent in `wait`, lazily connecting, waits in ioredis's queue). */

@@ -68,6 +68,13 @@ describe('runBundle', () => {
     expect(runBundle(file, { cacheDir: cache, saveAfterMs: 0 })).toBe('used');
   });
 
+  it('does not read a cache file others may write, in its own folder', async () => {
+    runBundle(file, { cacheDir: cache, saveAfterMs: 0 });
+    await saved();
+    chmodSync(join(cache, readdirSync(cache)[0]!), 0o666);
+    expect(runBundle(file, { cacheDir: cache, saveAfterMs: 0 })).toBe('none');
+  });
+
   it('neither reads nor writes a cache folder others may write', async () => {
     runBundle(file, { cacheDir: cache, saveAfterMs: 0 });
     await saved();
