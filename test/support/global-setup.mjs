@@ -23,6 +23,7 @@ export async function ensureTestPackages() {
   ensureSandboxPackages();
   process.env.DATAAGENT_TEST_CHROMIUM = ensureChromium();
   ensureTmux();
+  ensureStrace();
   // Prometheus's linter, which test/metrics-promtool.test.ts runs on the scraped metrics.
   process.env.DATAAGENT_TEST_PROMTOOL = ensurePromtool();
 }
@@ -71,6 +72,13 @@ function ensureChromium() {
   const executable = findExecutable('chromium');
   if (!executable) throw new Error('apt-get finished but chromium is still not on PATH.');
   return executable;
+}
+
+/** strace, which the sandbox's loopback test uses to hold bubblewrap at one system call; installed when absent. */
+function ensureStrace() {
+  const log = (line) => process.stderr.write(`${line}\n`);
+  if (!findExecutable('strace')) aptInstall(['strace'], ['strace'], log);
+  if (!findExecutable('strace')) throw new Error('apt-get finished but strace is still not on PATH.');
 }
 
 /** tmux, the real terminal the interactive CLI tests drive (test/support/terminal.ts); installed when absent. */

@@ -4,6 +4,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxCgroups } from './sandbox-cgroups.js';
+import { untilLoopbackUp } from './sandbox-loopback.js';
 
 /** How processes a user causes are confined: `bwrap` (bubblewrap namespaces) or `none` (the worker's own user and view). */
 export type SandboxKind = 'bwrap' | 'none';
@@ -198,6 +199,7 @@ export class BwrapSandbox implements Sandbox {
    * Gives a started sandbox its network: bubblewrap reports its child's pid on fd 3 and waits on
    * fd 4; slirp4netns then puts a tap device into that network namespace, with no way to the
    * host's loopback, and the command starts once it is up. slirp4netns ends with the sandbox.
+   * It starts only once bubblewrap has set up the namespace's loopback (see {@link untilLoopbackUp}).
    */
   private connect(child: ChildProcess): void {
     const [info, block] = [child.stdio[3] as Readable, child.stdio[4] as Writable];
@@ -207,6 +209,11 @@ export class BwrapSandbox implements Sandbox {
       const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
       if (!pid) return;
       info.off('data', onInfo);
+      void untilLoopbackUp(Number(pid)).then((seen) => {
+        if (seen !== 'gone') startSlirp(pid);
+      });
+    };
+    const startSlirp = (pid: string) => {
       const root = this.root;
       const slirp = spawn(
         this.options.slirp4netns!,
@@ -221,7 +228,7 @@ export class BwrapSandbox implements Sandbox {
       slirp.once('error', fail);
       slirp.once('exit', fail);
       // Closing the exit fd ends slirp4netns; so does this process dying.
-      child.once('exit', () => (slirp.stdio[4] as Writable).end());
+      child.once('exit', () => (slirp.stdio[4] as Writable).destroy());
     };
     info.on('data', onInfo);
     info.on('error', () => undefined);
