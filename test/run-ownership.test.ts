@@ -4,12 +4,13 @@ import { AGENT_DEFAULTS } from '#core/engine/agent-config.js';
 import { AgentExecutor } from '#core/engine/agent-executor.js';
 import { RunEventLog } from '#transport/run-event-log.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
-import { RunFencedError, RunLedger } from '#transport/run-ledger.js';
+import { RedisRunLedger } from '#transport/run-ledger.js';
 import { TextEvent } from '#core/events/execution-event.js';
 import type { ApprovalRequest, HitlHandler } from '#core/hitl/hitl-handler.js';
 import { argsHash } from '#core/tools/call-hash.js';
 import { DecisionWaiters } from '../apps/worker/src/hitl/decision-waiters.js';
 import { RedisHitlHandler } from '../apps/worker/src/hitl/redis-hitl-handler.js';
+import { RunFencedError, RunLedger } from '#core/run/run-ports.js';
 
 /** Against the harness's Redis: one owner per run, and approvals bound to the call they approve. */
 describe('run ownership and approval binding', () => {
@@ -21,7 +22,7 @@ describe('run ownership and approval binding', () => {
   beforeAll(() => {
     redis = new Redis(process.env.DATAAGENT_REDIS_URL!, { maxRetriesPerRequest: null });
     log = new RunEventLog(redis, { retentionSeconds: 600 });
-    ledger = new RunLedger(redis, 600);
+    ledger = new RedisRunLedger(redis, 600);
     requests = new HitlRequests(redis, 600);
   });
   afterAll(() => redis.disconnect());

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createRedis, type RedisClient } from '#transport/redis-connection.js';
-import { RunQueue, type FinishedJobRetention, type RunJobData } from '#transport/run-queue.js';
+import { RunQueue, type FinishedJobRetention } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 function redisUrl(): string {
   const url = process.env.DATAAGENT_REDIS_URL;

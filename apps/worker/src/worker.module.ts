@@ -12,9 +12,9 @@ import { createRedis, type RedisClient } from '#transport/redis-connection.js';
 import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { WorkerRunLifecycle } from '#core/run/run-lifecycle.js';
 import { RunEventRelay } from '#transport/run-event-relay.js';
-import { RunLedger } from '#transport/run-ledger.js';
+import { RedisRunLedger } from '#transport/run-ledger.js';
 import { ParkedRunDeadlines } from '#transport/parked-run-deadlines.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
@@ -41,6 +41,7 @@ import { RunProcessor } from './runs/run.processor.js';
 import { RunRunner } from './runs/run-runner.js';
 import { RunTraces } from './tracing/run-traces.js';
 import { WorkspaceArchiveScheduler } from './workspaces/workspace-archive.scheduler.js';
+import type { RunLedger } from '#core/run/run-ports.js';
 
 /** How long a worker's Redis command may wait (for a reconnection, say) before it fails. */
 const WORKER_REDIS_COMMAND_TIMEOUT_MS = 5_000;
@@ -89,10 +90,10 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: QUEUE_REDIS, useFactory: () => createRedis(settings.redis, `worker-producer-${settings.worker.workerId}`) },
         { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: RedisClient) => new RunQueue(r, settings.redis.queueName) },
         {
-          provide: RunLifecycle,
-          inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RunLedger, HitlRequests, PendingWrites],
+          provide: WorkerRunLifecycle,
+          inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RedisRunLedger, HitlRequests, PendingWrites],
           useFactory: (log: RunEventLog, relay: RunEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
-            new RunLifecycle({ log, relay, queue, store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis, settings.redis.queueName), durable, databaseUnavailable: isDatabaseUnavailable, logger }),
+            new WorkerRunLifecycle({ log, relay, jobs: queue, rows: store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis, settings.redis.queueName), durable, databaseUnavailable: isDatabaseUnavailable, logger }),
         },
         {
           provide: EventArchiver,
@@ -121,7 +122,7 @@ export class WorkerModule implements OnApplicationShutdown {
           useFactory: (redis: RedisClient) => new ElicitationRequests(redis, Math.ceil(settings.worker.elicitationTimeoutSeconds) + settings.redis.runLogTtlSeconds),
         },
         // As long as an unfinished run's log (RunEventLog's active retention).
-        { provide: RunLedger, inject: [REDIS], useFactory: (redis: RedisClient) => new RunLedger(redis, 24 * 3600) },
+        { provide: RedisRunLedger, inject: [REDIS], useFactory: (redis: RedisClient) => new RedisRunLedger(redis, 24 * 3600) },
         {
           provide: MCP,
           inject: [REDIS, STORE, WorkspaceRegistry],
@@ -163,7 +164,7 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, RunLifecycle, WorkspaceRegistry, ElicitationRequests],
+          inject: [STORE, RunEventLog, RedisRunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, WorkerRunLifecycle, WorkspaceRegistry, ElicitationRequests],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -174,7 +175,7 @@ export class WorkerModule implements OnApplicationShutdown {
             mcp: McpRuntime,
             tenants: TenantDirectory,
             redis: RedisClient,
-            lifecycle: RunLifecycle,
+            lifecycle: WorkerRunLifecycle,
             workspaces: WorkspaceRegistry,
             elicitations: ElicitationRequests,
           ) => {

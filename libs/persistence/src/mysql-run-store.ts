@@ -1,5 +1,5 @@
 import { In, LessThan, type DataSource, type Repository } from 'typeorm';
-import { ACTIVE_RUN_STATES, type FinalRunState } from '#core/session/run-state.js';
+import { ACTIVE_RUN_STATES, type FinalRunState } from '#core/run/run-state.js';
 import type { RunRecord, RunStatus, RunStore } from '#core/session/session-store.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';

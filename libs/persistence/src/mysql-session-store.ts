@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { And, In, LessThan, Raw, type DataSource, type FindOperator, type EntityManager, type FindOptionsWhere, type Repository } from 'typeorm';
-import { ACTIVE_RUN_STATES } from '#core/session/run-state.js';
+import { ACTIVE_RUN_STATES } from '#core/run/run-state.js';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { ExpiredSessions, NewSession, Page, SessionRecord, SessionStore } from '#core/session/session-store.js';
 import type { JsonObject } from './entities/column-types.js';

@@ -1,22 +1,6 @@
 import type { RedisClient } from './redis-connection.js';
+import { TIMED_OUT_MESSAGE, type DecideOutcome, type HitlRecord, type HitlRecords, type HitlStatus } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
-
-export type HitlStatus = 'pending' | 'approve' | 'reject' | 'timeout' | 'cancelled';
-
-export interface HitlRecord {
-  requestId: string;
-  runId: string;
-  sessionId: string;
-  tenantId: string;
-  userId: string;
-  status: HitlStatus;
-  message: string;
-  /** The tool and the SHA-256 of the arguments the request is about: a decision approves exactly that call. */
-  tool?: string;
-  argsHash?: string;
-  /** When the question expires (epoch ms), as first asked: a run that asks again keeps the first deadline. */
-  expiresAt?: number;
-}
 
 /**
  * Compare-and-set of a pending request: only its owner may decide, only once, and only before
@@ -41,16 +25,10 @@ redis.call('HSET', KEYS[1], 'status', ARGV[3], 'message', ARGV[4])
 return {'ok', owner[4], owner[5]}
 `;
 
-/** What a request that expired unanswered tells the model. */
-export const TIMED_OUT_MESSAGE = 'No decision in time';
-
 type DecideCommand = (key: string, tenant: string, user: string, status: string, message: string) => Promise<string[]>;
 
-/** What a decision did: `ok` names the request's run; otherwise `missing`, `expired` (it came after the deadline) or `decided:<status>`. */
-export type DecideOutcome = { outcome: 'ok'; runId: string; sessionId: string } | { outcome: string; runId?: undefined; sessionId?: undefined };
-
 /** HITL requests in Redis: the durable record behind every decision message. */
-export class HitlRequests {
+export class HitlRequests implements HitlRecords {
   /** @param ttlSeconds How long an opened request is kept; only workers open requests, so only they pass it. */
   constructor(private readonly redis: RedisClient, private readonly ttlSeconds?: number) {
     if (!(redis as unknown as { hitlDecide?: unknown }).hitlDecide) {

@@ -1,4 +1,5 @@
 import type { RedisClient } from './redis-connection.js';
+import type { ParkedDeadlines } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
 import { takeLease } from './redis-lease.js';
 
@@ -41,7 +42,7 @@ export interface DueParkedRun {
  * set is what makes its expiry fire on time, swept by whichever gateway or worker holds the
  * sweep lease, with workers up or all of them down.
  */
-export class ParkedRunDeadlines {
+export class ParkedRunDeadlines implements ParkedDeadlines {
   private readonly key: string;
 
   /** @param queueName The run queue (DATAAGENT_QUEUE_NAME) whose parked runs these are. */

@@ -1,6 +1,6 @@
 import type { DueParkedRun, ParkedRunDeadlines } from './parked-run-deadlines.js';
 import { ParkedRunExpiry } from './parked-run-expiry.js';
-import type { ExpireOutcome } from './run-lifecycle.js';
+import type { ExpireOutcome } from '#core/run/run-lifecycle.js';
 
 /** A deadline set in memory: the entries due, what was forgotten, and whether the lease is free. */
 function fakeDeadlines(due: DueParkedRun[], leased = false) {

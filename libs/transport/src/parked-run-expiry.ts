@@ -1,5 +1,5 @@
 import type { DueParkedRun, ParkedRunDeadlines } from './parked-run-deadlines.js';
-import type { ExpireOutcome, RunLifecycle } from './run-lifecycle.js';
+import type { ExpireOutcome, RunLifecycle } from '#core/run/run-lifecycle.js';
 
 /** How often each gateway and worker looks for parked runs whose question expired: a run ends at most about this long after its deadline. */
 export const PARKED_EXPIRY_INTERVAL_MS = 1_000;

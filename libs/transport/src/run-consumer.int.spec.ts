@@ -3,7 +3,8 @@ import net, { type AddressInfo } from 'node:net';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
 import { createRedis, type RedisClient } from './redis-connection.js';
 import { RunConsumer } from './run-consumer.js';
-import { RunQueue, type RunJobData } from './run-queue.js';
+import { RunQueue } from './run-queue.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /** A TCP proxy to Redis that holds every client → Redis chunk for `delayMs`: a slow link, so each round trip costs at least that. */
 async function slowLink(target: URL, delayMs: number): Promise<{ url: string; close: () => Promise<void> }> {

@@ -1,7 +1,8 @@
 import { MetricsTime, Worker, type ConnectionOptions, type Job, type WorkerListener } from 'bullmq';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import { queuePrefix } from './redis-keys.js';
-import { RUN_JOB_RETENTION, type FinishedJobRetention, type RunJobData } from './run-queue.js';
+import { RUN_JOB_RETENTION, type FinishedJobRetention } from './run-queue.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /** Slots of one BullMQ Worker of a {@link RunConsumer}: the most jobs it takes before it starts the first of them. */
 export const SLOTS_PER_FETCHER = 16;

@@ -4,8 +4,9 @@ import { waitUntil } from '#test/support/event-waits.js';
 import { harnessRedisUrl } from '#test/support/harness-redis.js';
 import { createRedis, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
-import { RunEventLog, type AppendResult } from './run-event-log.js';
-import { RunFencedError, RunLedger, type StoredStep } from './run-ledger.js';
+import { RunEventLog } from './run-event-log.js';
+import { RedisRunLedger } from './run-ledger.js';
+import { type AppendResult, RunFencedError, RunLedger, type StoredStep } from '#core/run/run-ports.js';
 
 /** The run event log's Lua script against the harness Redis. Every test uses its own runs. */
 
@@ -226,7 +227,7 @@ describe('RunEventLog (Redis)', () => {
   it('fences appends of a worker whose run was taken over, done included', async () => {
     const sessionId = id('session');
     const runId = id('run');
-    const ledger = new RunLedger(conns[0], 600);
+    const ledger = new RedisRunLedger(conns[0], 600);
     const log = logs[0];
     const first = await ledger.claim(runId);
     expect(await log.append(event(sessionId, runId, 'text', { content: 'first' }), first)).toMatchObject({ status: 'appended', event: { seq: 1 } });
@@ -242,7 +243,7 @@ describe('RunEventLog (Redis)', () => {
   it('takes a run in one call: its epoch, its log, and on a takeover its steps; nothing once it has its done', async () => {
     const sessionId = id('session');
     const runId = id('run');
-    const ledger = new RunLedger(conns[1], 600);
+    const ledger = new RedisRunLedger(conns[1], 600);
     await logs[0].append(event(sessionId, runId, 'run_queued'));
     const first = await ledger.take(runId);
     expect(first).toEqual({ sealed: false, epoch: 1, events: [expect.objectContaining({ seq: 1, event_type: 'run_queued' })], steps: [], cancelled: false });
@@ -260,7 +261,7 @@ describe('RunEventLog (Redis)', () => {
   it('keeps a parked run’s wait for the next taker alone, fenced by the parking worker’s epoch, with the cancel record', async () => {
     const sessionId = id('session');
     const runId = id('run');
-    const ledger = new RunLedger(conns[1], 600);
+    const ledger = new RedisRunLedger(conns[1], 600);
     await logs[0].append(event(sessionId, runId, 'run_queued'));
     const { epoch } = (await ledger.take(runId)) as { epoch: number };
     const wait = { requestId: 'q', toolCallId: 'c1', until: Date.now() + 1000, seq: 1 };
@@ -283,7 +284,7 @@ describe('RunEventLog (Redis)', () => {
     const sessionId = id('session');
     const runId = id('run');
     const log = new RunEventLog(conns[0], { retentionSeconds: 1, activeRetentionSeconds: 600 });
-    const ledger = new RunLedger(conns[0], 600);
+    const ledger = new RedisRunLedger(conns[0], 600);
     const epoch = await ledger.claim(runId);
     await ledger.recordStep(runId, epoch, { seq: 1, message: { role: 'user', content: 'hi' } as StoredStep['message'] });
     await ledger.intend(runId, epoch, 'call-1', 'hash', 'http_request');

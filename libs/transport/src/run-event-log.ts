@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { AppendResult, RunLog, RunOwner } from '#core/run/run-ports.js';
 import calculateSlot from 'cluster-key-slot';
 import { rememberEventJson } from '#core/events/event-json.js';
 import type { EventDict } from '#core/events/execution-event.js';
@@ -97,12 +98,6 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
-/** Who started a run. */
-export interface RunOwner {
-  tenantId: string;
-  userId: string;
-}
-
 export interface RunEventLogOptions {
   /** Seconds a finished run's log stays in Redis. */
   retentionSeconds: number;
@@ -110,10 +105,8 @@ export interface RunEventLogOptions {
   activeRetentionSeconds?: number;
 }
 
-export type AppendResult = { status: 'appended'; event: EventDict } | { status: 'sealed' } | { status: 'cancelled' } | { status: 'fenced' };
-
 /** The per-run event log in Redis: a list indexed by seq - 1, a live channel per run, and each session's active runs. */
-export class RunEventLog {
+export class RunEventLog implements RunLog {
   /** Appends made since the last flush, sent together once this turn of the event loop ends. */
   private pending: PendingAppend[] = [];
 

@@ -1,4 +1,5 @@
 import type { EventDict } from '#core/events/execution-event.js';
+import type { RunRelay } from '#core/run/run-ports.js';
 import { jsonObject, RedisChannelListener } from './redis-channel.js';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
@@ -22,7 +23,7 @@ interface RunFeed {
  * reconnection, a failover) is read from the run's log as soon as the next one shows the gap, or
  * the subscriptions are back, so listeners get every seq in order.
  */
-export class RunEventRelay {
+export class RunEventRelay implements RunRelay {
   private readonly channels: RedisChannelListener<EventDict>;
   private readonly feeds = new Map<string, RunFeed>();
 

@@ -1,12 +1,7 @@
 import type { RedisClient } from './redis-connection.js';
 import type { EventDict } from '#core/events/execution-event.js';
-import type { JournalStep, ParkedWait } from '#core/engine/run-journal.js';
+import { RunFencedError, type ParkedRecord, type RunLedger, type StoredStep, type TakenRun } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
-
-/** A recorded step and the seq of the last event that went out before it. */
-export interface StoredStep extends JournalStep {
-  seq: number;
-}
 
 /**
  * Pushes a step, or sets an intent, only while the caller's epoch still owns the run.
@@ -52,26 +47,7 @@ return 1
 type TakeCommand = (done: string, owner: string, log: string, steps: string, parked: string, cancel: string, ttl: number) => Promise<[number, string[]?, string[]?, string?, number?]>;
 type ParkCommand = (owner: string, parked: string, epoch: string, wait: string, ttl: number) => Promise<number>;
 
-/** A parked run's wait as the ledger keeps it: what it waits for, and the seq of the last event it sent before parking. */
-export interface ParkedRecord extends ParkedWait {
-  seq: number;
-}
-
-/**
- * What taking a run found: it had ended already, or this worker owns it now (epoch), with what
- * it has done so far, and the wait it was parked on (absent: it was not parked).
- */
-export type TakenRun = { sealed: true } | { sealed: false; epoch: number; events: EventDict[]; steps: StoredStep[]; parked?: ParkedRecord; cancelled: boolean };
-
 type RecordCommand = (owner: string, steps: string, calls: string, epoch: string, mode: 'step' | 'intent', payload: string, field: string, ttl: number) => Promise<number>;
-
-/** Another worker took the run over: this one must stop. */
-export class RunFencedError extends Error {
-  constructor(readonly runId: string) {
-    super(`run ${runId} is owned by another worker`);
-    this.name = 'RunFencedError';
-  }
-}
 
 /**
  * The once-only ledger of runs in Redis, beside their event log: who owns each run (an epoch
@@ -79,7 +55,7 @@ export class RunFencedError extends Error {
  * steps it recorded, and the intents of its side-effecting tool calls. Kept as long as an
  * unfinished run's log; a run's done shortens it to the log's retention.
  */
-export class RunLedger {
+export class RedisRunLedger implements RunLedger {
   constructor(private readonly redis: RedisClient, private readonly ttlSeconds: number) {
     if (!(redis as unknown as { runLedgerRecord?: unknown }).runLedgerRecord) {
       redis.defineCommand('runLedgerRecord', { numberOfKeys: 3, lua: RECORD_SCRIPT });

@@ -1,45 +1,7 @@
 import { Queue, type ConnectionOptions, type KeepJobs } from 'bullmq';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import { queuePrefix } from './redis-keys.js';
-import type { ChatMessage, ModelOptions, ToolSpec } from '#core/llm/chat-model.js';
-
-/** The payload of a run job. The job's id is the run id. */
-export interface RunJobData {
-  runId: string;
-  sessionId: string;
-  tenantId: string;
-  userId: string;
-  assistantId: string;
-  /** W3C traceparent of the gateway's span, when tracing is on: the worker's run continues that trace. */
-  traceparent?: string;
-  /** The API key the run came with (its id, never the key): tool bindings may name it. */
-  apiKeyId?: string;
-  /** The person's message; emptied once the run has ended (the session's history holds it). */
-  message: string;
-  requestId?: string;
-  enqueuedAt: number;
-  /**
-   * Runs of the same session this one waits for (DATAAGENT_MULTITASK=enqueue|interrupt):
-   * it starts once each has its done, so its events never interleave with theirs.
-   */
-  afterRuns?: string[];
-  /**
-   * Who decides calls that need approval: absent, the person (hitl_request); `refuse`, nobody
-   * can be asked (the OpenAI-compatible API) so the model is told; `approve`, all run.
-   */
-  approvals?: 'refuse' | 'approve';
-  /** The first message of a new session: there is no earlier conversation to read. */
-  firstTurn?: boolean;
-  /** How the client asked the model to sample (the OpenAI-compatible door); absent: the provider's defaults. */
-  modelOptions?: ModelOptions;
-  /** The client's own tools (the OpenAI-compatible door): offered to the model, run by the client (AgentConfig.clientTools). */
-  clientTools?: ToolSpec[];
-  /**
-   * The results of the client's tools the session's last assistant turn called: the run
-   * continues from them (role `tool`), and `message` is empty. Emptied with `message`.
-   */
-  toolResults?: ChatMessage[];
-}
+import type { RunJobData, RunJobs } from '#core/run/run-ports.js';
 
 export const RUN_JOB_NAME = 'run';
 
@@ -69,7 +31,7 @@ export const RUN_JOB_RETENTION: FinishedJobRetention = {
 };
 
 /** Producer side: the gateway adds runs and removes queued ones. */
-export class RunQueue {
+export class RunQueue implements RunJobs {
   readonly queue: Queue<RunJobData>;
 
   /** @param retention Finished jobs kept; {@link RUN_JOB_RETENTION} unless given. */

@@ -1,4 +1,5 @@
 import type { RedisClient } from './redis-connection.js';
+import type { RunSlots } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
 
 /** Takes a slot unless the tenant holds `max` already: returns -1 when taken, else how many are held. */
@@ -19,7 +20,7 @@ type TakeCommand = (key: string, max: number, now: number, runId: string) => Pro
  * the run ends. Slots whose run ended without giving theirs back (a crash between the two)
  * are pruned against the database when a tenant looks full.
  */
-export class TenantRunSlots {
+export class TenantRunSlots implements RunSlots {
   constructor(private readonly redis: RedisClient) {
     if (!(redis as unknown as { tenantRunTake?: unknown }).tenantRunTake) {
       redis.defineCommand('tenantRunTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });

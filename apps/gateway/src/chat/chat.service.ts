@@ -11,8 +11,8 @@ import type { ConversationStore, NewSubmission } from '#core/session/session-sto
 import { GroupCommit } from '#core/util/group-commit.js';
 import { followEvents, type FollowListener, type FollowOptions } from '#transport/run-event-stream.js';
 import { RunEventLog } from '#transport/run-event-log.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
-import { RunQueue, type RunJobData } from '#transport/run-queue.js';
+import { RunLifecycle } from '#core/run/run-lifecycle.js';
+import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
 import { RunEventRelay } from '#transport/run-event-relay.js';
 import { ApiError } from '../common/api-error.js';
@@ -26,6 +26,7 @@ import type { ChatRequestDto } from './dto/chat-request.dto.js';
 import type { ChatAnswer } from './dto/chat-answer.dto.js';
 import { waitForDone } from './wait-for-done.js';
 import { holdMessagesToLimit, messageTooLarge } from '../common/message-limit.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /** How long a chat waits for another chat of its session to be admitted (enqueue and interrupt modes). */
 const ADMISSION_WAIT_MS = 5_000;

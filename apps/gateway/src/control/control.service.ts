@@ -6,7 +6,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { ControlBus } from '#transport/control-bus.js';
 import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
-import { RunLifecycle, type RunRef } from '#transport/run-lifecycle.js';
+import { RunLifecycle, type RunRef } from '#core/run/run-lifecycle.js';
 import { Metrics, secondsSince } from '#telemetry/metrics.js';
 import { ApiError } from '../common/api-error.js';
 import type { CancelAnswer, HitlDecisionAnswer } from './control-answers.dto.js';

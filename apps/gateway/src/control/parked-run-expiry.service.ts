@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { ParkedRunDeadlines } from '#transport/parked-run-deadlines.js';
 import { ParkedRunExpiry } from '#transport/parked-run-expiry.js';
 import type { RedisClient } from '#transport/redis-connection.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { RunLifecycle } from '#core/run/run-lifecycle.js';
 import type { GatewaySettings } from '../infra/gateway-config.js';
 import { REDIS, SETTINGS } from '../infra/tokens.js';
 

@@ -1,4 +1,4 @@
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
@@ -10,8 +10,9 @@ import { ControlBus } from '#transport/control-bus.js';
 import { ElicitationRequests } from '#transport/elicitation-requests.js';
 import { HitlRequests } from '#transport/hitl-requests.js';
 import { RunEventLog } from '#transport/run-event-log.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
-import { RunLedger } from '#transport/run-ledger.js';
+import { RunLifecycle } from '#core/run/run-lifecycle.js';
+import type { RunLogger } from '#core/run/run-ports.js';
+import { RedisRunLedger } from '#transport/run-ledger.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { SessionAdmission } from '#transport/session-admission.js';
@@ -63,7 +64,7 @@ export class InfraModule implements OnApplicationShutdown {
           inject: [RunEventLog, RunQueue, STORE, REDIS, HitlRequests],
           useFactory: (log: RunEventLog, queue: RunQueue, store: ConversationStore, r: RedisClient, hitl: HitlRequests) =>
             // The ledger's lifetime is the workers' (an unfinished run's log); the gateway only reads parked waits and claims nothing.
-            new RunLifecycle({ log, queue, store, slots: new TenantRunSlots(r), ledger: new RunLedger(r, 24 * 3600), hitl }),
+            new RunLifecycle({ log, jobs: queue, rows: store, slots: new TenantRunSlots(r), ledger: new RedisRunLedger(r, 24 * 3600), hitl, logger: lifecycleLogger() }),
         },
         // Its own connection: cancels and approvals never wait behind other commands' replies.
         { provide: CONTROL_REDIS, useFactory: () => createRedis(redis, 'gateway-control', failFast()) },
@@ -122,4 +123,10 @@ function gatewayTenants(settings: GatewaySettings, store: ConversationStore): Te
 export function originPolicyFor(settings: GatewaySettings): OriginPolicy {
   const { authDisabled, corsOrigins, allowedHosts } = settings.server;
   return new OriginPolicy({ authDisabled, corsOrigins, allowedHosts });
+}
+
+/** The lifecycle's warnings (a slot it could not give back), through Nest's logger like the gateway's others. */
+function lifecycleLogger(): RunLogger {
+  const logger = new Logger('run-lifecycle');
+  return { warn: (fields, msg) => logger.warn({ msg, ...fields }), error: (fields, msg) => logger.error({ msg, ...fields }) };
 }

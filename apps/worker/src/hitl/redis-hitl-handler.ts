@@ -2,8 +2,8 @@ import type { ActionRequest } from '#core/events/execution-event.js';
 import { isHandoff, type ParkedWait } from '#core/engine/run-journal.js';
 import type { ApprovalRequest, Decision, HitlHandler } from '#core/hitl/hitl-handler.js';
 import type { Caller } from '#core/auth/caller.js';
-import { TIMED_OUT_MESSAGE, type HitlRecord, type HitlRequests } from '#transport/hitl-requests.js';
 import type { DecisionWaiters } from './decision-waiters.js';
+import { TIMED_OUT_MESSAGE, type HitlRecord, type HitlRecords } from '#core/run/run-ports.js';
 
 export interface RedisHitlOptions {
   /** How long a question waits before it counts as rejected. */
@@ -29,7 +29,7 @@ export class RedisHitlHandler implements HitlHandler {
   readonly timeoutMs: number;
 
   constructor(
-    private readonly requests: HitlRequests,
+    private readonly requests: HitlRecords,
     private readonly waiters: DecisionWaiters,
     private readonly caller: Caller,
     private readonly options: RedisHitlOptions,

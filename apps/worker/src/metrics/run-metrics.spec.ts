@@ -1,8 +1,8 @@
 import type { ChatModel, ModelChunk } from '#core/llm/chat-model.js';
 import type { ToolContext, ToolResult } from '#core/tools/tool.js';
 import { Metrics } from '#telemetry/metrics.js';
-import type { RunJobData } from '#transport/run-queue.js';
 import { RunMetrics } from './run-metrics.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 const job = (runId: string, enqueuedAt = Date.now()): RunJobData => ({ runId, sessionId: 's', tenantId: 't', userId: 'u', assistantId: 'default', message: 'hi', enqueuedAt });
 

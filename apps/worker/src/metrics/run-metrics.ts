@@ -3,7 +3,7 @@ import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import type { ChatModel, ModelRequest } from '#core/llm/chat-model.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { LabelCap, secondsSince, type Metrics } from '#telemetry/metrics.js';
-import type { RunJobData } from '#transport/run-queue.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /** Distinct tool names (and MCP servers) a worker reports before the rest count as `other`. */
 const MAX_TOOL_LABELS = 300;

@@ -3,19 +3,17 @@ import { DoneEvent, type EventDict, type ExecutionEvent } from '#core/events/exe
 import { isHandoff, RunHandoff, type RunJournal } from '#core/engine/run-journal.js';
 import type { ChatMessage } from '#core/llm/chat-model.js';
 import { isRedisUnavailable } from '#transport/redis-connection.js';
-import type { RunEventLog } from '#transport/run-event-log.js';
-import { RunFencedError, type RunLedger, type StoredStep, type TakenRun } from '#transport/run-ledger.js';
-import type { RunEnd, RunLifecycle, RunRef } from '#transport/run-lifecycle.js';
-import type { RunJobData } from '#transport/run-queue.js';
+import type { RunEnd, WorkerRunLifecycle, RunRef } from '#core/run/run-lifecycle.js';
 import type { EventArchiver } from './event-archiver.js';
 import { toNewMessage } from '#core/session/message-records.js';
+import { RunFencedError, type RunJobData, type RunLedger, type RunLog, type StoredStep, type TakenRun } from '#core/run/run-ports.js';
 
 export type FinalStatus = RunEnd['status'];
 
 export interface RunAttemptDeps {
-  log: Pick<RunEventLog, 'append'>;
+  log: Pick<RunLog, 'append'>;
   ledger: Pick<RunLedger, 'take' | 'recordStep' | 'intend'>;
-  lifecycle: Pick<RunLifecycle, 'finish' | 'released'>;
+  lifecycle: Pick<WorkerRunLifecycle, 'finish' | 'released'>;
   archiver: Pick<EventArchiver, 'add'>;
 }
 

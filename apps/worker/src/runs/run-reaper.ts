@@ -2,7 +2,7 @@ import type { RedisClient } from '#transport/redis-connection.js';
 import { takeLease } from '#transport/redis-lease.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { redisKeys } from '#transport/redis-keys.js';
-import type { RunLifecycle } from '#transport/run-lifecycle.js';
+import type { WorkerRunLifecycle } from '#core/run/run-lifecycle.js';
 import type { RunQueue } from '#transport/run-queue.js';
 
 /** Job states in which someone still owns the run: the reaper leaves those alone (a parked run's job is delayed). */
@@ -11,7 +11,7 @@ const ALIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-c
 export interface RunReaperDeps {
   store: Pick<ConversationStore, 'runs'>;
   /** Ends the runs the reaper finds (the only writer of a run's end). */
-  lifecycle: Pick<RunLifecycle, 'reap'>;
+  lifecycle: Pick<WorkerRunLifecycle, 'reap'>;
   redis: RedisClient;
   queue: Pick<RunQueue, 'jobState'>;
   /** A run is a candidate once it is this old and still active. */

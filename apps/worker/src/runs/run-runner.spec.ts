@@ -3,13 +3,13 @@ import { AgentFactory } from '#core/engine/agent-factory.js';
 import type { ChatModel, ModelChunk, ModelRequest } from '#core/llm/chat-model.js';
 import { MemoryConversationStore } from '#core/session/memory-conversation-store.js';
 import type { Tool } from '#core/tools/tool.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
-import type { RunJobData } from '#transport/run-queue.js';
-import { MemoryRunBackend } from '#test/support/memory-run-backend.js';
+import { WorkerRunLifecycle } from '#core/run/run-lifecycle.js';
+import { MemoryRunBackend, WRITE_NOW } from '#core/run/memory/memory-run-backend.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
 import { RedisHitlHandler } from '../hitl/redis-hitl-handler.js';
 import type { EventArchiver } from './event-archiver.js';
 import { RunRunner, type RunOutcome } from './run-runner.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /** Turn 1 calls `send` (it needs approval); turn 2 answers. */
 class TwoTurns implements ChatModel {
@@ -42,7 +42,7 @@ async function setUp(options: { timeoutMs?: number; message?: string } = {}) {
     },
   };
   const agents = new AgentFactory([{ id: 'a', name: 'a', description: 'a', systemPrompt: 'be brief', model: new TwoTurns(), tools: [send] }]);
-  const lifecycle = new RunLifecycle({ log: backend.log, queue: backend.queue, store, slots: backend.tenantSlots, ledger: backend.ledger, hitl: backend.hitl });
+  const lifecycle = new WorkerRunLifecycle({ ...backend, rows: store, durable: WRITE_NOW, databaseUnavailable: () => false, logger: { warn: () => undefined, error: () => undefined } });
   const archived: EventDict[] = [];
   const archiver = { add: (e: EventDict) => void archived.push(e), flushRun: async () => undefined, idle: async () => undefined } as unknown as EventArchiver;
   const runner = new RunRunner({
@@ -75,9 +75,9 @@ describe('RunRunner, on plain fakes', () => {
     expect(outcome).toEqual({ parked: expect.objectContaining({ toolCallId: 'c1', requestId: expect.stringContaining('r1:c1:') }) });
     expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'tool_call', 'hitl_request']);
     expect((await store.runs.get('r1'))?.status).toBe('waiting');
-    expect(await backend.queue.jobState('r1')).toBe('delayed');
+    expect(await backend.jobs.jobState('r1')).toBe('delayed');
     expect(await backend.ledger.parkedOf('r1')).toMatchObject({ seq: 5 });
-    expect(backend.slots.get('t')?.has('r1')).toBe(true);
+    expect(backend.slotsHeld.get('t')?.has('r1')).toBe(true);
   });
 
   it('continues a parked run once answered, repeating nothing the client had, and ends it once', async () => {
@@ -91,16 +91,16 @@ describe('RunRunner, on plain fakes', () => {
     expect(sent).toEqual(['x']);
     expect((await store.runs.get('r1'))?.status).toBe('completed');
     expect((await store.messages.list('s1', { limit: 10, offset: 0 })).map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant']);
-    expect(backend.slots.get('t')?.has('r1')).toBe(false);
+    expect(backend.slotsHeld.get('t')?.has('r1')).toBe(false);
   });
 
   it('an answer that lands while the run parks wakes it: the lifecycle looks once its job is delayed', async () => {
     const { backend, lifecycle, run, requestId } = await setUp();
     const outcome = (await run()) as { parked: { requestId: string } };
     await backend.hitl.decide(requestId(), null, 'approve');
-    expect(await backend.queue.jobState('r1')).toBe('delayed');
+    expect(await backend.jobs.jobState('r1')).toBe('delayed');
     await lifecycle.parked(outcome.parked as never, 'r1');
-    expect(await backend.queue.jobState('r1')).toBe('waiting');
+    expect(await backend.jobs.jobState('r1')).toBe('waiting');
   });
 
   it('a cancel ends a parked run with no worker: its call cancelled, its question closed, its row and slot', async () => {
@@ -113,7 +113,7 @@ describe('RunRunner, on plain fakes', () => {
     expect((await backend.hitl.get(requestId()))?.status).toBe('cancelled');
     expect((await store.runs.get('r1'))?.status).toBe('cancelled');
     expect((await store.events.list('r1', 0)).length).toBe(7);
-    expect(backend.slots.get('t')?.has('r1')).toBe(false);
+    expect(backend.slotsHeld.get('t')?.has('r1')).toBe(false);
     expect(sent).toEqual([]);
   });
 
@@ -123,9 +123,9 @@ describe('RunRunner, on plain fakes', () => {
     await backend.hitl.decide(requestId(), null, 'approve');
     await lifecycle.wake('r1');
     // The cancel record lands, but a worker is taking the job at that moment: the removal finds it active.
-    backend.jobs.get('r1')!.state = 'active';
+    backend.jobStates.get('r1')!.state = 'active';
     expect(await lifecycle.cancel({ runId: 'r1', sessionId: 's1', tenantId: 't' })).toBe('running');
-    backend.jobs.get('r1')!.state = 'waiting';
+    backend.jobStates.get('r1')!.state = 'waiting';
     expect(await run()).toBe('finished');
     expect(kinds().slice(-2)).toEqual(['tool_result', 'done']);
     expect(backend.eventsOf('r1').at(-1)).toMatchObject({ cancelled: true });
@@ -177,7 +177,7 @@ describe('RunRunner, on plain fakes', () => {
     await run();
     await lifecycle.cancel({ runId: 'r1', sessionId: 's1', tenantId: 't' });
     const events = kinds();
-    await backend.queue.enqueue(backend.jobs.get('r1')?.data ?? { runId: 'r1', sessionId: 's1', tenantId: 't', userId: 'u', assistantId: 'a', message: 'x', enqueuedAt: 0 });
+    await backend.jobs.enqueue(backend.jobStates.get('r1')?.data ?? { runId: 'r1', sessionId: 's1', tenantId: 't', userId: 'u', assistantId: 'a', message: 'x', enqueuedAt: 0 });
     expect(await run()).toBe('finished');
     expect(kinds()).toEqual(events);
     expect((await store.runs.get('r1'))?.status).toBe('cancelled');

@@ -13,19 +13,17 @@ import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-direct
 import type { RunMeter, RunMetrics } from '../metrics/run-metrics.js';
 import type { RunTrace, RunTraces } from '../tracing/run-traces.js';
 import type { ConversationStore } from '#core/session/session-store.js';
-import type { RunJobData } from '#transport/run-queue.js';
-import type { RunEventLog } from '#transport/run-event-log.js';
-import type { RunLifecycle } from '#transport/run-lifecycle.js';
-import { RunFencedError, type RunLedger, type StoredStep, type TakenRun } from '#transport/run-ledger.js';
+import type { WorkerRunLifecycle } from '#core/run/run-lifecycle.js';
 import type { EventArchiver } from './event-archiver.js';
 import { loadHistory } from './history.js';
 import { isQuietContinuation, RunAttempt } from './run-attempt.js';
+import { RunFencedError, type RunJobData, type RunLedger, type RunLog, type StoredStep, type TakenRun } from '#core/run/run-ports.js';
 
 export interface RunRunnerDeps {
   store: ConversationStore;
-  log: RunEventLog;
+  log: RunLog;
   /** The only writer of the run's states, row, done and tenant slot; wakes a run that waits behind an earlier run of its session. */
-  lifecycle: RunLifecycle;
+  lifecycle: WorkerRunLifecycle;
   /** Ownership, recorded steps and tool intents of runs. */
   ledger: RunLedger;
   archiver: EventArchiver;

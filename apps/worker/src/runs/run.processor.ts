@@ -4,10 +4,10 @@ import type { Logger } from 'pino';
 import { RunHandoff } from '#core/engine/run-journal.js';
 import { ControlBus } from '#transport/control-bus.js';
 import type { ConversationStore } from '#core/session/session-store.js';
-import { RunLifecycle } from '#transport/run-lifecycle.js';
+import { WorkerRunLifecycle } from '#core/run/run-lifecycle.js';
 import { ParkedRunDeadlines } from '#transport/parked-run-deadlines.js';
 import { ParkedRunExpiry } from '#transport/parked-run-expiry.js';
-import { RunQueue, type RunJobData } from '#transport/run-queue.js';
+import { RunQueue } from '#transport/run-queue.js';
 import { RunConsumer } from '#transport/run-consumer.js';
 import { createRedis, pingRedis, type RedisClient } from '#transport/redis-connection.js';
 import { DecisionWaiters } from '../hitl/decision-waiters.js';
@@ -18,6 +18,7 @@ import { EventArchiver } from './event-archiver.js';
 import { PendingWrites } from './pending-writes.js';
 import { RunReaper } from './run-reaper.js';
 import { RunRunner } from './run-runner.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /**
  * How often workers look for runs whose worker died (one check runs at a time across workers):
@@ -49,7 +50,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly waiters: DecisionWaiters,
     private readonly pendingWrites: PendingWrites,
     @Inject(STORE) private readonly store: ConversationStore,
-    private readonly lifecycle: RunLifecycle,
+    private readonly lifecycle: WorkerRunLifecycle,
     private readonly queue: RunQueue,
     @Inject(QUEUE_REDIS) private readonly queueRedis: RedisClient,
     @Inject(MCP) private readonly mcp: McpRuntime,

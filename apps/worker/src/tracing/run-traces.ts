@@ -2,7 +2,7 @@ import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import type { ChatModel, ModelRequest } from '#core/llm/chat-model.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { contextFrom, endWithError, SpanKind, startSpan, trace, type Context } from '#telemetry/tracing.js';
-import type { RunJobData } from '#transport/run-queue.js';
+import type { RunJobData } from '#core/run/run-ports.js';
 
 /** One run's part of its trace: the model and middleware that record into it, and its end. */
 export interface RunTrace {

@@ -1,6 +1,6 @@
 import { MemoryMcpOAuthStore } from '../mcp/mcp-oauth-store.js';
 import { randomUUID } from 'node:crypto';
-import { ACTIVE_RUN_STATES, type RunState } from './run-state.js';
+import { ACTIVE_RUN_STATES, type RunState } from '../run/run-state.js';
 import type { EventDict } from '../events/execution-event.js';
 import { MemoryApiKeyStore } from '../auth/managed-api-keys.js';
 import { MemoryTenantStore } from '../tenants/tenant.js';

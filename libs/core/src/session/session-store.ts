@@ -1,5 +1,5 @@
 import type { McpOAuthStore } from '../mcp/mcp-oauth-store.js';
-import type { FinalRunState, RunState } from './run-state.js';
+import type { FinalRunState, RunState } from '../run/run-state.js';
 import type { ChatRole } from '../llm/chat-model.js';
 import type { ApiKeyStore } from '../auth/managed-api-keys.js';
 import type { MemoryStore } from '../memory/memory-store.js';

@@ -13,7 +13,7 @@ const WRITES: Array<{ what: string; call: RegExp }> = [
   { what: 'the archive hand-off', call: /\bevents\.appendBatch\(/ },
 ];
 
-const OWNER = 'libs/transport/src/run-lifecycle.ts';
+const OWNER = 'libs/core/src/run/run-lifecycle.ts';
 
 /** Files that define or compose these operations rather than end a run with them. */
 const NOT_WRITERS: Record<string, string[]> = {
@@ -25,7 +25,7 @@ const NOT_WRITERS: Record<string, string[]> = {
   'libs/core/src/events/execution-event.ts': ['a done'],
 };
 
-const ROOT = join(import.meta.dirname, '../../..');
+const ROOT = join(import.meta.dirname, '../../../..');
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

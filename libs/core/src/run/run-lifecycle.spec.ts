@@ -1,10 +1,9 @@
 import { DoneEvent, TextEvent } from '#core/events/execution-event.js';
-import { IllegalRunTransition } from '#core/session/run-state.js';
+import { IllegalRunTransition } from '#core/run/run-state.js';
 import { MemoryConversationStore } from '#core/session/memory-conversation-store.js';
-import { MemoryRunBackend } from '#test/support/memory-run-backend.js';
-import { RunFencedError } from './run-ledger.js';
-import { RunLifecycle, type DurableWrites } from './run-lifecycle.js';
-import type { RunJobData } from './run-queue.js';
+import { MemoryRunBackend, WRITE_NOW } from '#core/run/memory/memory-run-backend.js';
+import { WorkerRunLifecycle } from './run-lifecycle.js';
+import { RunFencedError, type DurableWrites, type RunJobData } from '#core/run/run-ports.js';
 
 const RUN = { runId: 'r', sessionId: 's', tenantId: 't' };
 const JOB: RunJobData = { ...RUN, userId: 'u', assistantId: 'a', message: 'hi', enqueuedAt: 0 };
@@ -17,14 +16,14 @@ async function setUp(durable?: DurableWrites) {
   await store.sessions.create({ sessionId: 's', tenantId: 't', userId: 'u', assistantId: 'a', title: 'x' });
   await store.runs.create({ runId: 'r', sessionId: 's', tenantId: 't', userId: 'u', assistantId: 'a' });
   backend.takeSlot('t', 'r');
-  const lifecycle = new RunLifecycle({ log: backend.log, queue: backend.queue, store, slots: backend.tenantSlots, ledger: backend.ledger, hitl: backend.hitl, ...(durable ? { durable } : {}) });
+  const lifecycle = new WorkerRunLifecycle({ ...backend, rows: store, durable: durable ?? WRITE_NOW, databaseUnavailable: () => false, logger: { warn: () => undefined, error: () => undefined } });
   await lifecycle.enqueue(JOB);
   const events = () => backend.eventsOf('r').map((e) => [e.event_type, e.seq]);
   const status = async () => (await store.runs.get('r'))?.status;
-  const slotHeld = () => backend.slots.get('t')?.has('r') === true;
+  const slotHeld = () => backend.slotsHeld.get('t')?.has('r') === true;
   /** A worker has the run: what the runner does before it runs the agent. */
   const take = async () => {
-    backend.jobs.get('r')!.state = 'active';
+    backend.jobStates.get('r')!.state = 'active';
     const taken = await backend.ledger.take('r');
     await lifecycle.start('r');
     return taken.sealed ? 0 : taken.epoch;
@@ -36,7 +35,7 @@ describe('RunLifecycle', () => {
   it('queued: run_queued is seq 1, the job is queued, the run is among its session’s active runs', async () => {
     const { backend, lifecycle, events, status } = await setUp();
     expect(events()).toEqual([['run_queued', 1]]);
-    expect(await backend.queue.jobState('r')).toBe('waiting');
+    expect(await backend.jobs.jobState('r')).toBe('waiting');
     expect(await lifecycle.activeRunsOf('s', { tenantId: 't', userId: 'u' })).toEqual(['r']);
     expect(await lifecycle.activeRunsOf('s', { tenantId: 't', userId: 'other' })).toEqual([]);
     expect(await status()).toBe('queued');
@@ -64,7 +63,7 @@ describe('RunLifecycle', () => {
     expect(await status()).toBe('cancelled');
     expect((await store.events.list('r', 0)).map((e) => e.seq)).toEqual([1, 2]);
     expect(slotHeld()).toBe(false);
-    expect(await backend.queue.jobState('r')).toBe('unknown');
+    expect(await backend.jobs.jobState('r')).toBe('unknown');
   });
 
   it('queued → running: a worker’s start marks the row; a cancel then is the worker’s to carry out', async () => {
@@ -129,13 +128,13 @@ describe('RunLifecycle', () => {
     await lifecycle.park(RUN, epoch, WAIT, 1);
     expect(await status()).toBe('waiting');
     expect(await backend.ledger.parkedOf('r')).toEqual({ ...WAIT, seq: 1 });
-    backend.jobs.get('r')!.state = 'delayed';
+    backend.jobStates.get('r')!.state = 'delayed';
     await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
     await lifecycle.parked(WAIT, 'r');
-    expect(await backend.queue.jobState('r')).toBe('delayed');
+    expect(await backend.jobs.jobState('r')).toBe('delayed');
     await backend.hitl.decide('q', null, 'approve');
     await lifecycle.parked(WAIT, 'r');
-    expect(await backend.queue.jobState('r')).toBe('waiting');
+    expect(await backend.jobs.jobState('r')).toBe('waiting');
     await take();
     expect(await status()).toBe('running');
   });
@@ -145,7 +144,7 @@ describe('RunLifecycle', () => {
     const epoch = await take();
     await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
     await lifecycle.park(RUN, epoch, WAIT, 1);
-    backend.jobs.get('r')!.state = 'delayed';
+    backend.jobStates.get('r')!.state = 'delayed';
     expect(await lifecycle.cancel(RUN)).toBe('ended_queued');
     expect(events()).toEqual([['run_queued', 1], ['tool_result', 2], ['done', 3]]);
     expect(backend.eventsOf('r')[1]).toMatchObject({ tool_call_id: 'c1', status: 'cancelled' });
@@ -159,7 +158,7 @@ describe('RunLifecycle', () => {
     const epoch = await take();
     await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
     await lifecycle.park(RUN, epoch, WAIT, 1);
-    backend.jobs.get('r')!.state = 'delayed';
+    backend.jobStates.get('r')!.state = 'delayed';
     const order: string[] = [];
     const append = backend.log.append.bind(backend.log);
     backend.log.append = async (event, ...rest) => (order.push(`${event.event_type}:slot=${slotHeld()}`), append(event, ...rest));
@@ -171,7 +170,7 @@ describe('RunLifecycle', () => {
     expect((await backend.hitl.get('q'))?.status).toBe('timeout');
     expect(await status()).toBe('timeout');
     expect((await store.events.list('r', 0)).length).toBe(3);
-    expect(await backend.queue.jobState('r')).toBe('unknown');
+    expect(await backend.jobs.jobState('r')).toBe('unknown');
     // A second sweep of the same entry, or a cancel after it, changes nothing.
     expect(await lifecycle.expire(RUN)).toBe('not_parked');
     expect(await lifecycle.cancel(RUN)).toBe('finished');
@@ -183,7 +182,7 @@ describe('RunLifecycle', () => {
     const epoch = await take();
     await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
     await lifecycle.park(RUN, epoch, WAIT, 1);
-    backend.jobs.get('r')!.state = 'delayed';
+    backend.jobStates.get('r')!.state = 'delayed';
     await backend.hitl.decide('q', { tenantId: 't', userId: 'u' }, 'approve');
     expect(await lifecycle.expire(RUN)).toBe('answered');
     expect(events()).toEqual([['run_queued', 1]]);
@@ -196,7 +195,7 @@ describe('RunLifecycle', () => {
     const epoch = await take();
     await backend.hitl.open({ requestId: 'q', runId: 'r', sessionId: 's', tenantId: 't', userId: 'u' });
     await lifecycle.park(RUN, epoch, WAIT, 1);
-    expect(backend.jobs.get('r')!.state).toBe('active');
+    expect(backend.jobStates.get('r')!.state).toBe('active');
     expect(await lifecycle.expire(RUN)).toBe('running');
     expect(events()).toEqual([['run_queued', 1]]);
     expect((await backend.hitl.get('q'))?.status).toBe('timeout');
@@ -204,7 +203,7 @@ describe('RunLifecycle', () => {
 
   it('→ lost: the reaper ends a run nobody holds with error{run_lost} and its done, archives it and frees its slot', async () => {
     const { store, backend, lifecycle, events, status, slotHeld } = await setUp();
-    backend.jobs.delete('r');
+    backend.jobStates.delete('r');
     expect(await lifecycle.reap((await store.runs.get('r'))!, 'unknown')).toBe(true);
     expect(events()).toEqual([['run_queued', 1], ['error', 2], ['done', 3]]);
     expect(backend.eventsOf('r')[1]).toMatchObject({ error_code: 'run_lost', recoverable: false });

@@ -1,15 +1,25 @@
-import { DoneEvent, ErrorEvent, RunQueuedEvent, ToolResultEvent, type EventDict, type RunUsage } from '#core/events/execution-event.js';
-import type { ParkedWait } from '#core/engine/run-journal.js';
-import { move, type FinalRunState } from '#core/session/run-state.js';
-import type { ConversationStore, NewMessage, RunFinish, RunRecord } from '#core/session/session-store.js';
-import { GroupCommit } from '#core/util/group-commit.js';
-import { TIMED_OUT_MESSAGE, type HitlRequests } from './hitl-requests.js';
-import type { ParkedRunDeadlines } from './parked-run-deadlines.js';
-import type { AppendResult, RunEventLog, RunOwner } from './run-event-log.js';
-import type { RunLedger } from './run-ledger.js';
-import type { RunJobData, RunQueue } from './run-queue.js';
-import type { RunEventRelay } from './run-event-relay.js';
-import type { TenantRunSlots } from './tenant-run-slots.js';
+import { DoneEvent, ErrorEvent, RunQueuedEvent, ToolResultEvent, type EventDict, type RunUsage } from '../events/execution-event.js';
+import type { ParkedWait } from '../engine/run-journal.js';
+import type { NewMessage, RunFinish, RunRecord } from '../session/session-store.js';
+import { GroupCommit } from '../util/group-commit.js';
+import {
+  TIMED_OUT_MESSAGE,
+  type AppendResult,
+  type DurableWrites,
+  type HitlRecords,
+  type ParkedDeadlines,
+  type RunJobData,
+  type RunJobs,
+  type RunLedger,
+  type RunLog,
+  type RunLogger,
+  type RunOwner,
+  type RunRef,
+  type RunRelay,
+  type RunRows,
+  type RunSlots,
+} from './run-ports.js';
+import { move, type FinalRunState, type RunState } from './run-state.js';
 
 /** How often a run waiting for earlier runs looks again without being woken (a run whose log expired, a lost message). */
 const RECHECK_MS = 2_000;
@@ -23,13 +33,6 @@ export type CancelOutcome = 'finished' | 'ended_queued' | 'running';
  * worker had taken the run, which reads the question closed and ends the run `timeout` itself.
  */
 export type ExpireOutcome = 'ended' | 'not_parked' | 'answered' | 'running';
-
-/** A run as the lifecycle needs to know it. */
-export interface RunRef {
-  runId: string;
-  sessionId: string;
-  tenantId: string;
-}
 
 /** How a run a worker holds ends. */
 export interface RunEnd {
@@ -46,72 +49,59 @@ export interface RunEnd {
   usage?: RunUsage;
 }
 
-/** Writes that must outlive a database outage: written now, or kept and written once it is back. */
-export interface DurableWrites {
-  /** @returns true when written now, false when kept for later. */
-  run(name: string, write: () => Promise<void>): Promise<boolean>;
+/** What every part of the lifecycle writes to: the gateway's part needs no more. */
+export interface RunLifecyclePorts {
+  log: RunLog;
+  jobs: RunJobs;
+  /** The run rows and the archive of runs no worker archives. */
+  rows: RunRows;
+  /** Tenants' concurrent-run slots: a run gives its slot back when it ends. */
+  slots: RunSlots;
+  /** Parked runs' waits, and the epoch that fences off a worker that still believes it holds a lost run. */
+  ledger: RunLedger;
+  /** The approvals a cancelled parked run leaves: decided `cancelled`; an expired one's: `timeout`. */
+  hitl: HitlRecords;
+  logger: RunLogger;
 }
 
-export interface RunLifecycleDeps {
-  log: RunEventLog;
-  /** Enqueue, cancel and wake need the queue. */
-  queue?: RunQueue;
-  /** Waiting for a session's earlier runs needs the relay. */
-  relay?: RunEventRelay;
-  /** The run rows and the archive of runs no worker archives. */
-  store?: ConversationStore;
-  /** Tenants' concurrent-run slots: a run gives its slot back when it ends. */
-  slots?: TenantRunSlots;
-  /** Parked runs' waits, and the epoch that fences off a worker that still believes it holds a lost run. */
-  ledger?: RunLedger;
-  /** The approvals a cancelled parked run leaves: decided `cancelled`; an expired one's: `timeout`. */
-  hitl?: HitlRequests;
+/** What the worker's part of the lifecycle writes to besides. */
+export interface WorkerRunLifecyclePorts extends RunLifecyclePorts {
+  /** Waiting for a session's earlier runs. */
+  relay: RunRelay;
   /** Parked runs' deadlines: a run that parks enters its question's here, and a sweep expires it on time. */
-  deadlines?: ParkedRunDeadlines;
+  deadlines: ParkedDeadlines;
   /** The final rows of a worker's runs go through it (a database outage does not hold the done back). */
-  durable?: DurableWrites;
+  durable: DurableWrites;
   /** Whether a store error means the database could not be reached (such a write is kept for later, not failed). */
-  databaseUnavailable?: (err: unknown) => boolean;
-  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  databaseUnavailable: (err: unknown) => boolean;
 }
+
+export type { RunRef };
 
 /**
  * The one owner of a run's passage through its states (run-state.ts): the only writer of a
  * state change, of the run's row, of its `done`, of the archive hand-off of runs no worker
- * archives, and of its tenant slot. The gateway enqueues, cancels and wakes through it; the
- * worker's runner starts, parks and finishes; the reaper ends runs nobody holds.
+ * archives, and of its tenant slot. This part is what the gateway uses: it enqueues, cancels,
+ * wakes and expires runs no worker holds. The worker's part ({@link WorkerRunLifecycle}) starts,
+ * parks and finishes the runs it holds, and its reaper ends runs nobody holds.
  *
  * Every end is guarded twice over: the log takes one `done` per run (a sealed run refuses the
  * rest) and the row changes by compare-and-set from an active state only, so two writers
  * racing to end a run end it once.
  */
 export class RunLifecycle {
-  /**
-   * Rows are written in groups, as the gateway writes submissions: the runs that start (or end)
-   * while one group is written go in the next, so a burst costs a few statements, not a few per
-   * run. A group that fails is written run by run, so a run whose rows cannot be written fails alone.
-   */
-  private readonly starts?: GroupCommit<string>;
-  private readonly finishes?: GroupCommit<RunFinish>;
-
-  constructor(private readonly deps: RunLifecycleDeps) {
-    const { store } = deps;
-    if (store) {
-      this.starts = new GroupCommit((runIds) => (runIds.length === 1 ? store.runs.markStarted(runIds[0]!) : store.submissions.startMany(runIds)));
-      this.finishes = new GroupCommit((finishes) => (finishes.length === 1 ? this.finishOne(finishes[0]!) : store.submissions.finishMany(finishes)));
-    }
-  }
+  constructor(protected readonly ports: RunLifecyclePorts) {}
 
   // ── queued ────────────────────────────────────────────────────────────────
 
   /** Announces a run (run_queued is its seq 1; the run joins its session's active runs) and queues its job. */
   async enqueue(job: RunJobData): Promise<void> {
-    const queue = this.need('queue');
+    const { log, jobs } = this.ports;
     await Promise.all([
-      this.deps.log.markActive(job.sessionId, job.runId, { tenantId: job.tenantId, userId: job.userId }),
-      this.deps.log.append(new RunQueuedEvent({ sessionId: job.sessionId, runId: job.runId }).toDict()),
+      log.markActive(job.sessionId, job.runId, { tenantId: job.tenantId, userId: job.userId }),
+      log.append(new RunQueuedEvent({ sessionId: job.sessionId, runId: job.runId }).toDict()),
     ]);
-    await queue.enqueue(job);
+    await jobs.enqueue(job);
   }
 
   /**
@@ -120,7 +110,7 @@ export class RunLifecycle {
    * @param stored whether the run's row was written.
    */
   async abandon(run: Pick<RunRef, 'runId' | 'tenantId'>, stored: boolean): Promise<void> {
-    if (stored) await this.need('store').runs.markFinished(run.runId, move(run.runId, 'queued', 'failed') as FinalRunState, 'The run could not be queued').catch(() => undefined);
+    if (stored) await this.ports.rows.runs.markFinished(run.runId, final(run.runId, 'queued', 'failed'), 'The run could not be queued').catch(() => undefined);
     await this.releaseSlot(run);
   }
 
@@ -129,7 +119,7 @@ export class RunLifecycle {
    * what a cancel acts on first. Empty when there are none, or Redis lost them.
    */
   async activeRunsOf(sessionId: string, owner: RunOwner): Promise<string[]> {
-    const runs = await this.deps.log.activeRuns(sessionId);
+    const runs = await this.ports.log.activeRuns(sessionId);
     return runs.filter((run) => run.tenantId === owner.tenantId && run.userId === owner.userId).map((run) => run.runId);
   }
 
@@ -142,28 +132,25 @@ export class RunLifecycle {
    * takes nothing from it, and a worker that holds the run keeps its job.
    */
   async cancel(run: RunRef): Promise<CancelOutcome> {
-    const { log, ledger, hitl } = this.deps;
-    const queue = this.need('queue');
+    const { log, jobs, ledger, hitl, rows } = this.ports;
     const { runId, sessionId } = run;
-    const [open, removed] = await Promise.all([log.requestCancel(runId), queue.removeWaiting(runId)]);
+    const [open, removed] = await Promise.all([log.requestCancel(runId), jobs.removeWaiting(runId)]);
     if (!open) {
       await log.forgetActive(sessionId, runId);
       return 'finished';
     }
     if (!removed) return 'running';
-    const parked = await ledger?.parkedOf(runId);
+    const parked = await ledger.parkedOf(runId);
     if (parked) {
-      const closed = await hitl?.decide(parked.requestId, null, 'cancelled').catch(() => undefined);
+      const closed = await hitl.decide(parked.requestId, null, 'cancelled').catch(() => undefined);
       // Its expiry closed the question first: the expiry closes the open call (once), and whichever done lands first ends the run.
       if (parked.toolCallId && closed?.outcome !== 'decided:timeout') await log.append(new ToolResultEvent({ sessionId, runId }, parked.toolCallId, { error: 'Cancelled' }, 'cancelled').toDict(), undefined, true);
     }
     // Its done is appended here, unless the run ended meanwhile (then that done stands).
     const ended = await log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
     if (ended.status === 'sealed') return 'finished';
-    const store = this.need('store');
-    await store.runs.markFinished(runId, 'cancelled', parked ? 'cancelled while waiting' : 'cancelled while queued');
-    // No worker archives the end of this run: its log goes to the archive here.
-    await store.events.appendBatch(runId, await log.range(runId, 0));
+    await rows.runs.markFinished(runId, final(runId, parked ? 'waiting' : 'queued', 'cancelled'), parked ? 'cancelled while waiting' : 'cancelled while queued');
+    await this.archive(runId);
     await this.releaseSlot(run);
     return 'ended_queued';
   }
@@ -177,27 +164,69 @@ export class RunLifecycle {
    * archive, as a cancel of a parked run does. No worker is needed.
    */
   async expire(run: RunRef): Promise<ExpireOutcome> {
-    const { log } = this.deps;
-    const [ledger, hitl, queue] = [this.need('ledger'), this.need('hitl'), this.need('queue')];
+    const { log, ledger, hitl, jobs, rows } = this.ports;
     const { runId, sessionId } = run;
     const parked = await ledger.parkedOf(runId);
     if (!parked || (await log.isSealed(runId))) return 'not_parked';
     const closed = await hitl.decide(parked.requestId, null, 'timeout', TIMED_OUT_MESSAGE);
     // `missing`: the record outlived its TTL; the deadline stands all the same.
     if (closed.outcome !== 'ok' && closed.outcome !== 'decided:timeout' && closed.outcome !== 'missing') return 'answered';
-    if (!(await queue.removeWaiting(runId))) return 'running';
+    if (!(await jobs.removeWaiting(runId))) return 'running';
     const envelope = { sessionId, runId };
     if (parked.toolCallId) await log.append(new ToolResultEvent(envelope, parked.toolCallId, { error: TIMED_OUT_MESSAGE }, 'timeout').toDict(), undefined, true);
     // The row and the slot before the done goes out, as a worker's end does: a client that reads
     // the run, or sends its next chat, on the done finds it ended and is admitted.
-    const store = this.need('store');
-    await store.runs.markFinished(runId, move(runId, 'waiting', 'timeout') as FinalRunState, TIMED_OUT_MESSAGE);
+    await rows.runs.markFinished(runId, final(runId, 'waiting', 'timeout'), TIMED_OUT_MESSAGE);
     await this.releaseSlot(run);
     const ended = await log.append(new DoneEvent(envelope, true, 'timeout').toDict());
     if (ended.status === 'sealed') return 'not_parked';
     // No worker archives the end of this run: its log goes to the archive here.
-    await store.events.appendBatch(runId, await log.range(runId, 0));
+    await this.archive(runId);
     return 'ended';
+  }
+
+  /**
+   * The wait of a parked run is over (an answer came): its job goes back to the queue now, and
+   * any worker continues it from its ledger. Does nothing for a run that is not parked.
+   */
+  async wake(runId: string): Promise<void> {
+    await this.ports.jobs.promote(runId);
+  }
+
+  /** Gives back the tenant slot of a run that ended elsewhere (its done found in the log by a worker that took it). */
+  async released(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
+    await this.releaseSlot(run);
+  }
+
+  /** A run no worker archives (it ended where no worker held it): its log goes to the archive here. */
+  protected async archive(runId: string): Promise<void> {
+    await this.ports.rows.events.appendBatch(runId, await this.ports.log.range(runId, 0));
+  }
+
+  protected async releaseSlot(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
+    await this.ports.slots.release(run.tenantId, run.runId).catch((err: unknown) => this.ports.logger.warn({ run_id: run.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
+  }
+}
+
+/**
+ * The worker's part of the lifecycle: a worker starts (or continues) the runs it holds, parks
+ * them while they wait for a person, ends them, and waits for a session's earlier runs; its
+ * reaper ends runs nobody holds.
+ */
+export class WorkerRunLifecycle extends RunLifecycle {
+  /**
+   * Rows are written in groups, as the gateway writes submissions: the runs that start (or end)
+   * while one group is written go in the next, so a burst costs a few statements, not a few per
+   * run. A group that fails is written run by run, so a run whose rows cannot be written fails alone.
+   */
+  private readonly starts: GroupCommit<string>;
+  private readonly finishes: GroupCommit<RunFinish>;
+
+  constructor(protected override readonly ports: WorkerRunLifecyclePorts) {
+    super(ports);
+    const { rows } = ports;
+    this.starts = new GroupCommit((runIds) => (runIds.length === 1 ? rows.runs.markStarted(runIds[0]!) : rows.submissions.startMany(runIds)));
+    this.finishes = new GroupCommit((finishes) => (finishes.length === 1 ? this.finishOne(finishes[0]!) : rows.submissions.finishMany(finishes)));
   }
 
   /**
@@ -209,7 +238,7 @@ export class RunLifecycle {
    * @throws the signal's reason when it aborts.
    */
   async waitForDone(runIds: readonly string[], signal: AbortSignal, ended: (runId: string) => Promise<boolean>, stop: () => Promise<boolean> = async () => false): Promise<void> {
-    const relay = this.need('relay');
+    const { relay } = this.ports;
     const pending = new Set(runIds);
     let wake: () => void = () => undefined;
     const watches = await Promise.allSettled(
@@ -248,7 +277,7 @@ export class RunLifecycle {
 
   /** A worker starts (or continues) a run: queued or waiting → running, on its row. */
   async start(runId: string): Promise<void> {
-    await this.starts?.add(runId);
+    await this.starts.add(runId);
   }
 
   /**
@@ -260,9 +289,10 @@ export class RunLifecycle {
    * @throws RunFencedError when another worker owns the run.
    */
   async park(run: RunRef, epoch: number, wait: ParkedWait, seq: number): Promise<void> {
-    await this.need('ledger').park(run.runId, epoch, { ...wait, seq });
-    await this.deps.deadlines?.add(run, wait.until);
-    await this.deps.store?.runs.markWaiting(run.runId).catch((err: unknown) => this.deps.logger?.warn({ run_id: run.runId, err }, "could not mark the run's row waiting"));
+    const { ledger, deadlines, rows, logger } = this.ports;
+    await ledger.park(run.runId, epoch, { ...wait, seq });
+    await deadlines.add(run, wait.until);
+    await rows.runs.markWaiting(run.runId).catch((err: unknown) => logger.warn({ run_id: run.runId, err }, "could not mark the run's row waiting"));
   }
 
   /**
@@ -270,37 +300,28 @@ export class RunLifecycle {
    * found no job to wake, so the run is woken here.
    */
   async parked(wait: ParkedWait, runId: string): Promise<void> {
-    const record = await this.deps.hitl?.get(wait.requestId);
+    const record = await this.ports.hitl.get(wait.requestId);
     if (record && record.status !== 'pending') await this.wake(runId);
-  }
-
-  /**
-   * The wait of a parked run is over (an answer came): its job goes back to the queue now, and
-   * any worker continues it from its ledger. Does nothing for a run that is not parked.
-   */
-  async wake(runId: string): Promise<void> {
-    await this.need('queue').promote(runId);
   }
 
   // ── ends ──────────────────────────────────────────────────────────────────
 
   /**
-   * A worker ends the run it holds (running → completed | failed | cancelled): its messages and
-   * final row (through the durable writes: a database outage keeps them for later, and does not
-   * hold the done back), its tenant slot (given back before the done goes out, so a client that
-   * sends its next chat on the done is admitted), then its done.
+   * A worker ends the run it holds (running → completed | failed | cancelled | timeout): its
+   * messages and final row (through the durable writes: a database outage keeps them for later,
+   * and does not hold the done back), its tenant slot (given back before the done goes out, so a
+   * client that sends its next chat on the done is admitted), then its done.
    * @returns the done's append: `fenced` when another worker owns the run, `sealed` when it had ended.
    */
   async finish(run: RunRef, epoch: number, end: RunEnd): Promise<AppendResult> {
-    const { log, durable, logger } = this.deps;
-    const finish: RunFinish = { runId: run.runId, sessionId: run.sessionId, status: end.status, ...(end.error === undefined ? {} : { error: end.error }), messages: end.messages };
-    const write = () => this.finishes?.add(finish) ?? Promise.resolve();
+    const { log, durable, logger } = this.ports;
+    const finish: RunFinish = { runId: run.runId, sessionId: run.sessionId, status: final(run.runId, 'running', end.status), ...(end.error === undefined ? {} : { error: end.error }), messages: end.messages };
     try {
-      if (durable ? !(await durable.run(`finish run ${run.runId}`, write)) : (await write(), false)) {
-        logger?.warn({ run_id: run.runId }, 'database unreachable: the answer is kept and stored once it is back');
+      if (!(await durable.run(`finish run ${run.runId}`, () => this.finishes.add(finish)))) {
+        logger.warn({ run_id: run.runId }, 'database unreachable: the answer is kept and stored once it is back');
       }
     } catch (err) {
-      logger?.error({ run_id: run.runId, err }, "could not store the run's end; its done goes out anyway");
+      logger.error({ run_id: run.runId, err }, "could not store the run's end; its done goes out anyway");
     }
     await this.releaseSlot(run);
     const envelope = { sessionId: run.sessionId, runId: run.runId };
@@ -308,11 +329,6 @@ export class RunLifecycle {
     // A question that expired ends the run as a rejection does: not completed, and saying why.
     const stopped = end.status === 'cancelled' || end.status === 'timeout';
     return log.append(new DoneEvent(envelope, stopped, stopped ? (end.reason ?? end.status) : end.reason, end.usage).toDict(), epoch);
-  }
-
-  /** Gives back the tenant slot of a run that ended elsewhere (its done found in the log by a worker that took it). */
-  async released(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
-    await this.releaseSlot(run);
   }
 
   /**
@@ -323,8 +339,7 @@ export class RunLifecycle {
    * @returns whether this call ended the row.
    */
   async reap(run: RunRecord, jobState: string): Promise<boolean> {
-    const { log } = this.deps;
-    const store = this.need('store');
+    const { log, ledger, rows } = this.ports;
     const envelope = { sessionId: run.sessionId, runId: run.runId };
     if (await log.isSealed(run.runId)) {
       const events = await log.range(run.runId, 0);
@@ -333,46 +348,45 @@ export class RunLifecycle {
       // only a worker's hand-over is no failure.
       const failed = events.some((e) => e.event_type === 'error' && e.error_code !== 'worker_lost');
       const status = done?.reason === 'timeout' ? 'timeout' : done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
-      const marked = await store.runs.markFinished(run.runId, move(run.runId, run.status, status) as FinalRunState, failed ? 'ended before its final write' : undefined);
+      const marked = await rows.runs.markFinished(run.runId, final(run.runId, run.status, status), failed ? 'ended before its final write' : undefined);
       await this.releaseSlot(run);
       return marked;
     }
-    const epoch = await this.need('ledger').claim(run.runId);
+    const epoch = await ledger.claim(run.runId);
     const ended = await log.append(new ErrorEvent(envelope, 'This turn stopped without finishing and was ended; send it again', false, 'run_lost').toDict(), epoch);
     if (ended.status === 'fenced') return false;
     await log.append(new DoneEvent(envelope, false).toDict(), epoch);
-    await store.events.appendBatch(run.runId, await log.range(run.runId, 0));
-    const marked = await store.runs.markFinished(run.runId, move(run.runId, run.status, 'lost') as FinalRunState, `no worker holds it (job ${jobState})`);
+    await this.archive(run.runId);
+    const marked = await rows.runs.markFinished(run.runId, final(run.runId, run.status, 'lost'), `no worker holds it (job ${jobState})`);
     await this.releaseSlot(run);
     return marked;
   }
 
   /** One run's final rows, alone: messages it stored before (a retry) are kept; messages that cannot be stored end it failed. */
   private async finishOne(finish: RunFinish): Promise<void> {
-    const store = this.need('store');
+    const { rows, databaseUnavailable, logger } = this.ports;
     let { status, error } = finish;
     try {
-      await store.messages.append(finish.messages);
+      await rows.messages.append(finish.messages);
     } catch (err) {
-      if (this.deps.databaseUnavailable?.(err)) throw err;
+      if (databaseUnavailable(err)) throw err;
       if (!isDuplicateKey(err)) {
-        this.deps.logger?.error({ run_id: finish.runId, err }, "could not store the run's messages");
+        logger.error({ run_id: finish.runId, err }, "could not store the run's messages");
         [status, error] = ['failed', 'The answer could not be stored'];
       }
     }
     // Independent rows: written side by side.
-    await Promise.all([store.runs.markFinished(finish.runId, status, error), store.sessions.update(finish.sessionId, { lastActiveAt: new Date() })]);
+    await Promise.all([rows.runs.markFinished(finish.runId, status, error), rows.sessions.update(finish.sessionId, { lastActiveAt: new Date() })]);
   }
+}
 
-  private async releaseSlot(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
-    await this.deps.slots?.release(run.tenantId, run.runId).catch((err: unknown) => this.deps.logger?.warn({ run_id: run.runId, err }, "could not give back the run's tenant slot; gateways prune it later"));
-  }
-
-  private need<K extends 'queue' | 'relay' | 'store' | 'ledger' | 'hitl'>(dep: K): NonNullable<RunLifecycleDeps[K]> {
-    const value = this.deps[dep];
-    if (!value) throw new Error(`RunLifecycle needs its ${dep} for this`);
-    return value as NonNullable<RunLifecycleDeps[K]>;
-  }
+/**
+ * The final state after the move `from` → `to`, through the state table.
+ * @throws IllegalRunTransition when the table has no such move.
+ */
+function final(runId: string, from: RunState, to: FinalRunState): FinalRunState {
+  move(runId, from, to);
+  return to;
 }
 
 /** MySQL's duplicate key (1062): the rows of an earlier attempt whose acknowledgement was lost. */
@@ -380,4 +394,3 @@ function isDuplicateKey(err: unknown): boolean {
   const e = err as { errno?: number; driverError?: { errno?: number } };
   return e?.errno === 1062 || e?.driverError?.errno === 1062;
 }
-
