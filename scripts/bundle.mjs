@@ -12,8 +12,13 @@
 // addon): a CommonJS file that names __dirname or __filename gets its own, relative to the bundle
 // (dist/ and node_modules/ are siblings in the checkout and in the image). import.meta.url is the
 // bundle's. Only optional parts of NestJS this project does not install stay outside.
+//
+// The Redis Lua scripts (libs/transport/src/lua/*.lua, see lua-scripts.ts there) are not
+// JavaScript, so tsc leaves them out of dist/: this copies them beside their compiled reader,
+// for what runs tsc's output unbundled (bench, the maintenance commands), and puts their texts
+// inside each bundle, which then reads no script file when it runs.
 import { build } from 'esbuild';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,6 +50,40 @@ const ownPaths = {
   },
 };
 
+/** The Lua scripts' folder in the sources, and beside their compiled reader in dist/. */
+const LUA_SOURCES = path.join(root, 'libs/transport/src/lua');
+const LUA_DIST = path.join(DIST, 'libs/transport/src/lua');
+
+const luaFiles = (await readdir(LUA_SOURCES)).filter((file) => file.endsWith('.lua')).sort();
+await mkdir(LUA_DIST, { recursive: true });
+// A script deleted from the sources goes from dist/ too.
+await Promise.all((await readdir(LUA_DIST)).filter((file) => file.endsWith('.lua') && !luaFiles.includes(file)).map((file) => rm(path.join(LUA_DIST, file))));
+await Promise.all(luaFiles.map((file) => copyFile(path.join(LUA_SOURCES, file), path.join(LUA_DIST, file))));
+
+/**
+ * Inlines the Lua scripts: the module that reads a script's file at run time (lua-files.ts, or
+ * tsc's lua-files.js: esbuild takes the libraries' sources, through tsconfig.json's paths)
+ * becomes a table of their texts, each imported with esbuild's text loader. `seen.inlined`
+ * tells the build it happened: left out, the bundle would look for the files beside itself.
+ */
+const luaScripts = (seen) => ({
+  name: 'lua-scripts',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]libs[\\/]transport[\\/]src[\\/]lua[\\/]lua-files\.[jt]s$/ }, () => {
+      seen.inlined = true;
+      return {
+        contents: [
+          ...luaFiles.map((file, i) => `import text${i} from ${JSON.stringify(`./${file}`)};`),
+          `const texts = { ${luaFiles.map((file, i) => `${JSON.stringify(file.slice(0, -'.lua'.length))}: text${i}`).join(', ')} };`,
+          'export function readLuaFile(name) { return Object.hasOwn(texts, name) ? texts[name] : undefined; }',
+        ].join('\n'),
+        loader: 'js',
+        resolveDir: LUA_SOURCES,
+      };
+    });
+  },
+});
+
 /** At the top of each bundle, where __dirname and __filename are the bundle's own. */
 const BANNER = [
   "const __bundled = ((dir) => (relative) => require('node:path').join(dir, relative))(__dirname);",
@@ -64,6 +103,7 @@ const apps = [
 
 await Promise.all(
   apps.map(async ({ name, entry }) => {
+    const lua = { inlined: false };
     await build({
       entryPoints: [path.join(root, entry)],
       outfile: path.join(DIST, `${name}.cjs`),
@@ -80,7 +120,8 @@ await Promise.all(
       // import() of a package outside the bundle (or of node:http) becomes require(): a script
       // run through the code cache has no ES module loader of its own.
       supported: { 'dynamic-import': false },
-      plugins: [ownPaths],
+      plugins: [ownPaths, luaScripts(lua)],
+      loader: { '.lua': 'text' },
       logLevel: 'warning',
       logOverride: {
         // Anything else of import.meta would be empty in CommonJS: refuse to build rather than run without it.
@@ -90,6 +131,7 @@ await Promise.all(
         'commonjs-variable-in-esm': 'silent',
       },
     });
+    if (!lua.inlined) throw new Error(`${name}: its bundle has no Lua script inlined (is libs/transport/src/lua/lua-files.ts still what reads them?)`);
     await writeFile(path.join(DIST, `${name}.js`), launcher(name));
   }),
 );

@@ -1,6 +1,7 @@
 import type { RedisClient } from './redis-connection.js';
 import type { ElicitationAction, ElicitationEndReason, ElicitationMode } from '#core/events/execution-event.js';
 import { redisKeys } from './redis-keys.js';
+import { luaScript } from './lua/lua-scripts.js';
 
 export type ElicitationStatus = 'pending' | ElicitationAction;
 
@@ -22,22 +23,6 @@ export interface ElicitationRecord {
   reason?: ElicitationEndReason;
 }
 
-/**
- * Compare-and-set of a pending elicitation: only its owner answers (ARGV owner `*`: the
- * worker, for an expiry or a cancel), once, and not after its expiry (ARGV now, empty for the
- * worker). Returns {'ok', run_id, session_id}, {'missing'} (unknown, expired away or another
- * user's), {'expired'}, or {'answered:<status>'}.
- */
-const ANSWER_SCRIPT = `
-local h = redis.call('HMGET', KEYS[1], 'tenant_id', 'user_id', 'status', 'run_id', 'session_id', 'expires_at')
-if not h[3] or not h[4] then return {'missing'} end
-if ARGV[1] ~= '*' and (h[1] ~= ARGV[1] or h[2] ~= ARGV[2]) then return {'missing'} end
-if h[3] ~= 'pending' then return {'answered:' .. h[3]} end
-if ARGV[6] ~= '' and h[6] and tonumber(h[6]) <= tonumber(ARGV[6]) then return {'expired'} end
-redis.call('HSET', KEYS[1], 'status', ARGV[3], 'content', ARGV[4], 'reason', ARGV[5])
-return {'ok', h[4], h[5]}
-`;
-
 type AnswerCommand = (key: string, tenant: string, user: string, status: string, content: string, reason: string, now: string) => Promise<string[]>;
 
 /** What an answer did: `ok` names the request's run; otherwise `missing`, `expired` or `answered:<status>`. */
@@ -51,7 +36,7 @@ export class ElicitationRequests {
   /** @param ttlSeconds How long an opened request is kept; only workers open requests, so only they pass it. */
   constructor(private readonly redis: RedisClient, private readonly ttlSeconds?: number) {
     if (!(redis as unknown as { elicitationAnswer?: unknown }).elicitationAnswer) {
-      redis.defineCommand('elicitationAnswer', { numberOfKeys: 1, lua: ANSWER_SCRIPT });
+      redis.defineCommand('elicitationAnswer', { numberOfKeys: 1, lua: luaScript('elicitation-answer') });
     }
   }
 

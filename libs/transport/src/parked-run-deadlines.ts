@@ -2,6 +2,7 @@ import type { RedisClient } from './redis-connection.js';
 import type { ParkedDeadlines } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
 import { takeLease } from './redis-lease.js';
+import { luaScript } from './lua/lua-scripts.js';
 
 /** A parked run as its deadline entry names it: enough to end it without reading its row. */
 export interface ParkedRunRef {
@@ -9,23 +10,6 @@ export interface ParkedRunRef {
   sessionId: string;
   tenantId: string;
 }
-
-/** The entries due by Redis's own clock (TIME), so no process's clock decides when a question expired. ARGV[1] limit. */
-const DUE_SCRIPT = `
-local now = redis.call('TIME')
-local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ms, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
-`;
-
-/** Removes an entry only while it still has the deadline the sweep saw: a run that parked again meanwhile keeps its new one. */
-const FORGET_SCRIPT = `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
-return 0
-`;
-
-/** Deletes the sweep lease only while it is still ours. */
-
 
 type DueCommand = (key: string, limit: number) => Promise<string[]>;
 type ForgetCommand = (key: string, member: string, deadline: number) => Promise<number>;
@@ -49,8 +33,8 @@ export class ParkedRunDeadlines implements ParkedDeadlines {
   constructor(private readonly redis: RedisClient, private readonly queueName: string) {
     this.key = redisKeys.parkedRunDeadlines(queueName);
     if (!(redis as unknown as { parkedRunsDue?: unknown }).parkedRunsDue) {
-      redis.defineCommand('parkedRunsDue', { numberOfKeys: 1, lua: DUE_SCRIPT });
-      redis.defineCommand('parkedRunsForget', { numberOfKeys: 1, lua: FORGET_SCRIPT });
+      redis.defineCommand('parkedRunsDue', { numberOfKeys: 1, lua: luaScript('parked-runs-due') });
+      redis.defineCommand('parkedRunsForget', { numberOfKeys: 1, lua: luaScript('parked-runs-forget') });
     }
   }
 

@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from './redis-connection.js';
-
-/**
- * Compare-and-set on the holder's token: a lease that expired may be another holder's now, and
- * only its own holder may extend or end it. ARGV[2]: milliseconds to extend by; absent, delete.
- */
-const HELD_BY = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return redis.call('DEL', KEYS[1])
-`;
+import { luaScript } from './lua/lua-scripts.js';
 
 interface LeaseCommands {
   daLease(key: string, token: string, ...extendMs: number[]): Promise<number>;
@@ -45,6 +36,6 @@ export async function takeLease(redis: RedisClient, key: string, ttlMs: number):
 /** The script as a command of this connection (EVALSHA, loaded once per connection). */
 function leaseCommands(redis: RedisClient): LeaseCommands {
   const commands = redis as unknown as Partial<LeaseCommands>;
-  if (!commands.daLease) redis.defineCommand('daLease', { numberOfKeys: 1, lua: HELD_BY });
+  if (!commands.daLease) redis.defineCommand('daLease', { numberOfKeys: 1, lua: luaScript('lease-held-by') });
   return redis as unknown as LeaseCommands;
 }

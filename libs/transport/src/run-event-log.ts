@@ -5,6 +5,7 @@ import { rememberEventJson } from '#core/events/event-json.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
+import { luaScript } from './lua/lua-scripts.js';
 
 /** A Lua expression for the key `keyOf` gives, built from the Lua variable `id` (so script and TypeScript name keys alike). */
 function luaKey(keyOf: (id: string) => string, id: string): string {
@@ -12,73 +13,31 @@ function luaKey(keyOf: (id: string) => string, id: string): string {
   return `'${before}' .. ${id} .. '${after}'`;
 }
 
-/** Arguments per event in the append script. */
+/** Arguments per event in the append script (what {@link RunEventLog.send} pushes for each). */
 const ARGS_PER_EVENT = 5;
 
 /**
- * The append script: appends events, each as one step: next seq, append to the run's log,
- * publish on the run's channel. Once a `done` is appended the run is sealed and later appends
- * are dropped (0), so a run has exactly one done and nothing after it. Once the run's cancel
- * record exists only its `done` is accepted (-1), so the worker holding it learns of a cancel at
- * its next step even if the control message was lost. An append that carries an owner epoch is
- * refused (-2) once another worker has taken the run over.
- *
- * Each append carries an id of its own, kept with the seq it got: a call sent again after its
- * answer was lost (a failover: ioredis resends what a dead master never answered, which may have
- * run and reached the replica) finds its events appended and answers their seqs again, instead
- * of appending them twice.
- *
- * One call carries the appends a process made in one turn of its event loop, for all its runs
- * (on a single Redis) or for the runs of one slot (on a cluster: the keys and the sharded
- * channel of one call then live on one master). KEYS[1] names a key of the call's first run,
- * only so a cluster routes the call to its slot. ARGV[1] and ARGV[2] are the finished and the
- * active retention, then five arguments per event: run id, the event's JSON after its opening
- * brace, '1' for a done, '2' for an event that closes a cancelled run before its done (accepted
- * after the cancel record), else '0', the epoch or '', and the append's id. Returns each event's seq or refusal,
- * in order. The script names each run's keys itself from its id instead of taking them as KEYS:
- * eight keys per event were two thirds of the bytes a worker wrote to Redis.
+ * The append script, lua/run-event-append.lua (what it does, its arguments and answers are
+ * described there), with what only TypeScript knows filled in: each run key as a Lua
+ * expression built from the script's variable `run` (so script and TypeScript name keys alike),
+ * the publish command, and the number of arguments per event.
  * @param publish PUBLISH on a single Redis, SPUBLISH on a cluster.
  */
 function appendScript(publish: 'PUBLISH' | 'SPUBLISH'): string {
-  return `
-local out = {}
-for i = 0, (#ARGV - 2) / ${ARGS_PER_EVENT} - 1 do
-  local a = 2 + i * ${ARGS_PER_EVENT}
-  local run, body, terminal, epoch, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-  local seqKey, logKey, doneKey = ${luaKey(redisKeys.runSeq, 'run')}, ${luaKey(redisKeys.runLog, 'run')}, ${luaKey(redisKeys.runDone, 'run')}
-  local ownerKey, appendsKey = ${luaKey(redisKeys.runOwner, 'run')}, ${luaKey(redisKeys.runAppends, 'run')}
-  local result
-  local earlier = redis.call('HGET', appendsKey, id)
-  if earlier then
-    result = tonumber(earlier)
-  elseif redis.call('EXISTS', doneKey) == 1 then
-    result = 0
-  elseif epoch ~= '' and redis.call('GET', ownerKey) ~= epoch then
-    result = -2
-  elseif terminal == '0' and redis.call('EXISTS', ${luaKey(redisKeys.runCancel, 'run')}) == 1 then
-    result = -1
-  else
-    local seq = redis.call('INCR', seqKey)
-    local event = '{"seq":' .. seq .. ',' .. body
-    redis.call('RPUSH', logKey, event)
-    redis.call('HSET', appendsKey, id, seq)
-    if terminal == '1' then
-      redis.call('SET', doneKey, seq, 'EX', ARGV[1])
-      for _, key in ipairs({seqKey, logKey, ownerKey, appendsKey, ${luaKey(redisKeys.runSteps, 'run')}, ${luaKey(redisKeys.runCalls, 'run')}, ${luaKey(redisKeys.runParked, 'run')}}) do
-        redis.call('EXPIRE', key, ARGV[1])
-      end
-    elseif seq == 1 then
-      redis.call('EXPIRE', seqKey, ARGV[2])
-      redis.call('EXPIRE', logKey, ARGV[2])
-      redis.call('EXPIRE', appendsKey, ARGV[2])
-    end
-    redis.call('${publish}', ${luaKey(redisKeys.runChannel, 'run')}, event)
-    result = seq
-  end
-  out[i + 1] = result
-end
-return out
-`;
+  return luaScript('run-event-append', {
+    ARGS_PER_EVENT: String(ARGS_PER_EVENT),
+    SEQ_KEY: luaKey(redisKeys.runSeq, 'run'),
+    LOG_KEY: luaKey(redisKeys.runLog, 'run'),
+    DONE_KEY: luaKey(redisKeys.runDone, 'run'),
+    OWNER_KEY: luaKey(redisKeys.runOwner, 'run'),
+    APPENDS_KEY: luaKey(redisKeys.runAppends, 'run'),
+    CANCEL_KEY: luaKey(redisKeys.runCancel, 'run'),
+    STEPS_KEY: luaKey(redisKeys.runSteps, 'run'),
+    CALLS_KEY: luaKey(redisKeys.runCalls, 'run'),
+    PARKED_KEY: luaKey(redisKeys.runParked, 'run'),
+    CHANNEL_KEY: luaKey(redisKeys.runChannel, 'run'),
+    PUBLISH: publish,
+  });
 }
 
 /** Events in one script call at most: a turn with more sends several calls, in order. */

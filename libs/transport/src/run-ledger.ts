@@ -2,47 +2,8 @@ import type { RedisClient } from './redis-connection.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import { RunFencedError, type ParkedRecord, type RunLedger, type StoredStep, type TakenRun } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
+import { luaScript } from './lua/lua-scripts.js';
 
-/**
- * Pushes a step, or sets an intent, only while the caller's epoch still owns the run.
- * ARGV[1] epoch, ARGV[2] mode ('step' | 'intent'), ARGV[3] payload, ARGV[4] field, ARGV[5] ttl.
- * Returns -1 when another worker owns the run; for an intent, 1 when new and 0 when it existed.
- */
-const RECORD_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if ARGV[2] == 'step' then
-  redis.call('RPUSH', KEYS[2], ARGV[3])
-  redis.call('EXPIRE', KEYS[2], ARGV[5])
-  return 1
-end
-local added = redis.call('HSETNX', KEYS[3], ARGV[4], ARGV[3])
-redis.call('EXPIRE', KEYS[3], ARGV[5])
-return added
-`;
-
-/**
- * A worker takes a run, in one round trip: nothing when the run has its done (returns {0});
- * otherwise raises the owner epoch and returns {epoch, the run's log, its recorded steps (only
- * on a takeover: a first owner has none), the wait it was parked on (consumed: '' when none),
- * 1 when its cancel is recorded}. KEYS: done, owner, log, steps, parked, cancel; ARGV[1] ttl.
- */
-const TAKE_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
-local epoch = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[1])
-local steps = {}
-if epoch > 1 then steps = redis.call('LRANGE', KEYS[4], 0, -1) end
-local parked = redis.call('GET', KEYS[5]) or ''
-redis.call('DEL', KEYS[5])
-return {epoch, redis.call('LRANGE', KEYS[3], 0, -1), steps, parked, redis.call('EXISTS', KEYS[6])}
-`;
-
-/** Records a parked run's wait while the caller's epoch owns it. KEYS: owner, parked; ARGV: epoch, wait, ttl. Returns -1 when fenced. */
-const PARK_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
-return 1
-`;
 
 type TakeCommand = (done: string, owner: string, log: string, steps: string, parked: string, cancel: string, ttl: number) => Promise<[number, string[]?, string[]?, string?, number?]>;
 type ParkCommand = (owner: string, parked: string, epoch: string, wait: string, ttl: number) => Promise<number>;
@@ -58,13 +19,13 @@ type RecordCommand = (owner: string, steps: string, calls: string, epoch: string
 export class RedisRunLedger implements RunLedger {
   constructor(private readonly redis: RedisClient, private readonly ttlSeconds: number) {
     if (!(redis as unknown as { runLedgerRecord?: unknown }).runLedgerRecord) {
-      redis.defineCommand('runLedgerRecord', { numberOfKeys: 3, lua: RECORD_SCRIPT });
+      redis.defineCommand('runLedgerRecord', { numberOfKeys: 3, lua: luaScript('run-ledger-record') });
     }
     if (!(redis as unknown as { runLedgerTake?: unknown }).runLedgerTake) {
-      redis.defineCommand('runLedgerTake', { numberOfKeys: 6, lua: TAKE_SCRIPT });
+      redis.defineCommand('runLedgerTake', { numberOfKeys: 6, lua: luaScript('run-ledger-take') });
     }
     if (!(redis as unknown as { runLedgerPark?: unknown }).runLedgerPark) {
-      redis.defineCommand('runLedgerPark', { numberOfKeys: 2, lua: PARK_SCRIPT });
+      redis.defineCommand('runLedgerPark', { numberOfKeys: 2, lua: luaScript('run-ledger-park') });
     }
   }
 

@@ -1,26 +1,6 @@
 import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
-
-/**
- * Takes a stream slot in the key's and the person's sets unless either is full. Slots whose
- * lease has ended (their gateway died without giving them back) are dropped first.
- * KEYS: key set, person set. ARGV: now, lease end, slot, key max, person max (0: no limit).
- * Returns 0 when taken, 1 when the key is full, 2 when the person is.
- */
-const TAKE_SCRIPT = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
-local keyMax = tonumber(ARGV[4])
-local personMax = tonumber(ARGV[5])
-if keyMax > 0 and redis.call('ZCARD', KEYS[1]) >= keyMax then return 1 end
-if personMax > 0 and redis.call('ZCARD', KEYS[2]) >= personMax then return 2 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
-local ttl = math.ceil(tonumber(ARGV[2]) - tonumber(ARGV[1]))
-redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('PEXPIRE', KEYS[2], ttl)
-return 0
-`;
+import { luaScript } from './lua/lua-scripts.js';
 
 type TakeCommand = (keySet: string, personSet: string, now: number, until: number, slot: string, keyMax: number, personMax: number) => Promise<number>;
 
@@ -44,7 +24,7 @@ export type StreamRefusal = 'key' | 'person';
 export class StreamSlots {
   constructor(private readonly redis: RedisClient) {
     if (!(redis as unknown as { streamSlotTake?: unknown }).streamSlotTake) {
-      redis.defineCommand('streamSlotTake', { numberOfKeys: 2, lua: TAKE_SCRIPT });
+      redis.defineCommand('streamSlotTake', { numberOfKeys: 2, lua: luaScript('stream-slot-take') });
     }
   }
 

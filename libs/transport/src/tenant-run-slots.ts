@@ -1,14 +1,7 @@
 import type { RedisClient } from './redis-connection.js';
 import type { RunSlots } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
-
-/** Takes a slot unless the tenant holds `max` already: returns -1 when taken, else how many are held. */
-const TAKE_SCRIPT = `
-local held = redis.call('ZCARD', KEYS[1])
-if held >= tonumber(ARGV[1]) then return held end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-return -1
-`;
+import { luaScript } from './lua/lua-scripts.js';
 
 type TakeCommand = (key: string, max: number, now: number, runId: string) => Promise<number>;
 
@@ -23,7 +16,7 @@ type TakeCommand = (key: string, max: number, now: number, runId: string) => Pro
 export class TenantRunSlots implements RunSlots {
   constructor(private readonly redis: RedisClient) {
     if (!(redis as unknown as { tenantRunTake?: unknown }).tenantRunTake) {
-      redis.defineCommand('tenantRunTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+      redis.defineCommand('tenantRunTake', { numberOfKeys: 1, lua: luaScript('tenant-run-take') });
     }
   }
 
