@@ -1,5 +1,5 @@
 import type { RedisClient } from './redis-connection.js';
-import { TIMED_OUT_MESSAGE, type DecideOutcome, type HitlRecord, type HitlRecords, type HitlStatus } from '#core/run/run-ports.js';
+import type { DecideOutcome, HitlRecord, HitlRecords, HitlStatus } from '#core/run/run-ports.js';
 import { redisKeys } from './redis-keys.js';
 import { luaScript } from './lua/lua-scripts.js';
 
