@@ -130,6 +130,20 @@ module.exports = {
       from: { path: '^libs/core/src/run/', pathNot: SPEC },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
+    {
+      name: 'dialects-import-no-other-dialect',
+      comment: 'Each client dialect (apps/gateway/src/dialects/<name>) is a projection behind the runs seam: it imports runs/, the shared OpenAI wire helpers and common/, never another dialect.',
+      severity: 'error',
+      from: { path: '^apps/gateway/src/dialects/([^/]+)/', pathNot: SPEC },
+      to: { path: '^apps/gateway/src/dialects/[^/]+/', pathNot: '^apps/gateway/src/dialects/$1/' },
+    },
+    {
+      name: 'runs-seam-imports-no-dialect',
+      comment: 'The runs seam (submit, follow, resolve, control, the one stream writer) serves every dialect and knows none of them; only the app module and main.ts wire dialects in.',
+      severity: 'error',
+      from: { path: '^apps/gateway/src/', pathNot: `^apps/gateway/src/(dialects/|app\\.module\\.ts$|main\\.ts$)|${SPEC}` },
+      to: { path: '^apps/gateway/src/dialects/' },
+    },
     ...coreLayerRules,
     {
       name: 'core-folder-unlayered',

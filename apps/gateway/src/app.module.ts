@@ -1,21 +1,21 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { A2aController } from './a2a/a2a.controller.js';
-import { AgentCardController } from './a2a/agent-card.controller.js';
+import { A2aController } from './dialects/a2a/a2a.controller.js';
+import { AgentCardController } from './dialects/a2a/agent-card.controller.js';
 import { AgentsController } from './agents/agents.controller.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AdminModule } from './admin/admin.module.js';
-import { ChatController } from './chat/chat.controller.js';
-import { ChatSocketGateway } from './chat/chat.gateway.js';
-import { ChatService } from './chat/chat.service.js';
-import { EventStreamController } from './chat/event-stream.controller.js';
-import { UserSockets } from './chat/user-sockets.js';
-import { WsChatServer } from './chat/ws-chat.server.js';
-import { ControlService } from './control/control.service.js';
-import { ElicitationController } from './control/elicitation.controller.js';
-import { HitlController } from './control/hitl.controller.js';
-import { ParkedRunExpiryService } from './control/parked-run-expiry.service.js';
+import { ChatController } from './dialects/native/chat.controller.js';
+import { ChatSocketGateway } from './dialects/native/chat.gateway.js';
+import { RunsService } from './runs/runs.service.js';
+import { EventStreamController } from './dialects/native/event-stream.controller.js';
+import { UserSockets } from './dialects/native/user-sockets.js';
+import { WsChatServer } from './dialects/native/ws-chat.server.js';
+import { ControlService } from './runs/run-control.service.js';
+import { ElicitationController } from './dialects/native/elicitation.controller.js';
+import { HitlController } from './dialects/native/hitl.controller.js';
+import { ParkedRunExpiryService } from './runs/parked-run-expiry.service.js';
 import { HealthController } from './health/health.controller.js';
 import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
@@ -26,10 +26,10 @@ import { SessionCleanup } from './sessions/session-cleanup.service.js';
 import { SessionsController } from './sessions/sessions.controller.js';
 import { MemoryController } from './users/memory.controller.js';
 import { MeController } from './users/me.controller.js';
-import { OpenAiCompatController } from './openai-compat/openai-compat.controller.js';
-import { ResponsesController } from './openai-responses/responses.controller.js';
-import { UiChatController } from './ui-stream/ui-chat.controller.js';
-import { AgUiController } from './ag-ui/ag-ui.controller.js';
+import { OpenAiCompatController } from './dialects/openai-chat/openai-compat.controller.js';
+import { ResponsesController } from './dialects/openai-responses/responses.controller.js';
+import { UiChatController } from './dialects/ai-sdk-ui/ui-chat.controller.js';
+import { AgUiController } from './dialects/ag-ui/ag-ui.controller.js';
 
 @Module({})
 export class AppModule {
@@ -65,7 +65,7 @@ export class AppModule {
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         SessionAccess,
         SessionCleanup,
-        ChatService,
+        RunsService,
         ControlService,
         ParkedRunExpiryService,
         UserSockets,

@@ -13,7 +13,7 @@ import { validationError } from './common/validation.js';
 import { ConfiguredIoAdapter } from './infra/configured-io.adapter.js';
 import { OriginPolicy } from './infra/origin-policy.js';
 import { ApiError } from './common/api-error.js';
-import { openAiErrorBody } from './openai-compat/openai-errors.js';
+import { openAiErrorBody } from './dialects/openai-errors.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { RunQueue } from '#transport/run-queue.js';
 import { startTracing } from '#telemetry/tracing.js';
@@ -30,7 +30,7 @@ import { HEALTH_PATH } from './health/health.controller.js';
 import { followPrimaryShutdown, GatewayPrimary, gatewayUrl, isGatewayClusterProcess } from './infra/gateway-cluster.js';
 import { ClusterMetricsClient } from './metrics/cluster-metrics.js';
 import { API_PREFIX } from './common/api-prefix.js';
-import { AGENT_CARD_PATH } from './a2a/agent-card.controller.js';
+import { AGENT_CARD_PATH } from './dialects/a2a/agent-card.controller.js';
 import { DESCRIPTOR_RESERVE, openFilesLimit } from './infra/open-files.js';
 import { repositoryRoot } from './infra/repository-root.js';
 

@@ -4,8 +4,8 @@
  * src/web/web-ui.ts): the types are the one vocabulary of libs/core, so the UI cannot drift from it.
  */
 import type { EventDict } from '../../../libs/core/src/events/execution-event.js';
-import type { ErrorEventBody } from '../src/chat/client-limits.js';
-import type { UserSocketEvent } from '../src/chat/user-sockets.js';
+import type { ErrorEventBody } from '../src/runs/client-limits.js';
+import type { UserSocketEvent } from '../src/dialects/native/user-sockets.js';
 
 export type {
   ActionRequest,

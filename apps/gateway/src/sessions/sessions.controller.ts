@@ -7,7 +7,7 @@ import { ApiError } from '../common/api-error.js';
 import type { Caller } from '#core/auth/caller.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { CurrentCaller } from '../auth/api-key.guard.js';
-import { ControlService } from '../control/control.service.js';
+import { ControlService } from '../runs/run-control.service.js';
 import { STORE } from '../infra/tokens.js';
 import { McpReleases } from '../mcp/mcp-releases.service.js';
 import { Quotas } from '../quotas/quotas.service.js';
