@@ -129,6 +129,7 @@ describe('MySQL storage details', () => {
     await store.events.appendBatch(runId, [
       { event_type: 'done', timestamp: new Date().toISOString(), session_id: session.sessionId, run_id: runId, seq: 1, cancelled: false },
     ]);
+    await store.runs.markStarted(runId);
     await store.runs.markFinished(runId, 'completed');
     await store.close();
 

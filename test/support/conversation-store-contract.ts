@@ -197,7 +197,9 @@ export function conversationStoreContract(open: OpenStore): void {
     it('cleans up ephemeral sessions sooner, once no run of theirs goes on, and keeps one marked to stay', async () => {
       const ephemeral = () => store.sessions.create({ tenantId: tenant, userId: 'alice', assistantId: 'helper', ephemeral: true });
       const done = await ephemeral();
-      await store.runs.markFinished((await newRun(done.sessionId)).runId, 'completed');
+      const doneRun = await newRun(done.sessionId);
+      await store.runs.markStarted(doneRun.runId);
+      await store.runs.markFinished(doneRun.runId, 'completed');
       const busy = await ephemeral();
       const busyRun = await newRun(busy.sessionId);
       const kept = await ephemeral();
@@ -214,6 +216,7 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(await store.sessions.get(kept.sessionId)).not.toBeNull();
       expect(await store.sessions.get(ordinary.sessionId)).not.toBeNull();
       // Without an ephemeral timeout only the session timeout applies.
+      await store.runs.markStarted(busyRun.runId);
       await store.runs.markFinished(busyRun.runId, 'completed');
       expect((await store.sessions.cleanupExpired(3600)).removed).toBe(0);
       expect((await store.sessions.cleanupExpired(3600, 30)).removed).toBe(1);
@@ -364,6 +367,21 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(await store.runs.get(failing.runId)).toMatchObject({ status: 'failed', error: 'model timed out ⏱' });
     });
 
+    it("moves a row only along the state table's edges, from the states a writer names", async () => {
+      const s = await newSession();
+      const run = await newRun(s.sessionId);
+      // queued → completed is no move of the table: a run completes only once it ran.
+      expect(await store.runs.markFinished(run.runId, 'completed')).toBe(false);
+      expect(await store.runs.markWaiting(run.runId)).toBe(false);
+      expect((await store.runs.get(run.runId))?.status).toBe('queued');
+      // A writer that names where it moves from: a queued run is not cancelled as a parked one.
+      expect(await store.runs.markFinished(run.runId, 'cancelled', undefined, ['waiting'])).toBe(false);
+      await store.runs.markStarted(run.runId);
+      expect(await store.runs.markWaiting(run.runId)).toBe(true);
+      expect(await store.runs.markFinished(run.runId, 'timeout', undefined, ['waiting'])).toBe(true);
+      expect((await store.runs.get(run.runId))?.status).toBe('timeout');
+    });
+
     it('lets exactly one of two racing finishes win', async () => {
       const s = await newSession();
       const run = await newRun(s.sessionId);
@@ -384,6 +402,7 @@ export function conversationStoreContract(open: OpenStore): void {
       for (let i = 0; i < 5; i++) runs.push(await newRun(s.sessionId));
       await newRun(other.sessionId);
       await store.runs.markStarted(runs[1].runId);
+      await store.runs.markStarted(runs[2].runId);
       await store.runs.markFinished(runs[2].runId, 'completed');
       await store.runs.markFinished(runs[4].runId, 'failed', 'x');
       const active = await store.runs.listActive(s.sessionId);
@@ -401,6 +420,7 @@ export function conversationStoreContract(open: OpenStore): void {
       const running = await newRun(s.sessionId);
       await store.runs.markStarted(running.runId);
       const done = await newRun(s.sessionId);
+      await store.runs.markStarted(done.runId);
       await store.runs.markFinished(done.runId, 'completed');
       advance(10);
       const fresh = await newRun(s.sessionId);
@@ -491,6 +511,7 @@ export function conversationStoreContract(open: OpenStore): void {
 
     it('ends many runs at once: their messages in order, each status unless it had one, and their sessions touched', async () => {
       const [ok, broken, cancelled, over] = await queuedTurns(4);
+      await store.runs.markStarted(ok!.runId);
       await store.runs.markFinished(over!.runId, 'cancelled');
       advance(5_000);
       await store.submissions.finishMany([
@@ -797,6 +818,7 @@ export function conversationStoreContract(open: OpenStore): void {
     const session = await newSession();
     const runs = await Promise.all([1, 2, 3].map(() => newRun(session.sessionId)));
     await store.runs.markStarted(runs[0]!.runId);
+    await store.runs.markStarted(runs[2]!.runId);
     await store.runs.markFinished(runs[2]!.runId, 'completed');
     const ids = runs.map((r) => r.runId);
     expect(await store.runs.activeAmong([...ids, randomUUID()])).toEqual(new Set([ids[0], ids[1]]));

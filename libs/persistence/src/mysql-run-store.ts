@@ -1,5 +1,5 @@
 import { In, LessThan, type DataSource, type Repository } from 'typeorm';
-import { ACTIVE_RUN_STATES, type FinalRunState } from '#core/run/run-state.js';
+import { ACTIVE_RUN_STATES, fromStates, type FinalRunState, type RunState } from '#core/run/run-state.js';
 import type { RunRecord, RunStatus, RunStore } from '#core/session/session-store.js';
 import { MessageEntity } from './entities/message.entity.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
@@ -43,22 +43,22 @@ export class MysqlRunStore implements RunStore {
       .set({ status: 'running', startedAt: () => 'COALESCE(started_at, :startedAt)' })
       .setParameter('startedAt', this.now())
       .where('run_id = :runId', { runId })
-      .andWhere('status IN (:...active)', { active: ACTIVE })
+      .andWhere('status IN (:...from)', { from: fromStates('running') })
       .execute();
   }
 
   async markWaiting(runId: string): Promise<boolean> {
-    const result = await this.repo.createQueryBuilder().update(RunEntity).set({ status: 'waiting' }).where('run_id = :runId', { runId }).andWhere("status = 'running'").execute();
+    const result = await this.repo.createQueryBuilder().update(RunEntity).set({ status: 'waiting' }).where('run_id = :runId', { runId }).andWhere('status IN (:...from)', { from: fromStates('waiting') }).execute();
     return (result.affected ?? 0) > 0;
   }
 
-  async markFinished(runId: string, status: FinalRunState, error?: string): Promise<boolean> {
+  async markFinished(runId: string, status: FinalRunState, error?: string, from: readonly RunState[] = fromStates(status)): Promise<boolean> {
     const result = await this.repo
       .createQueryBuilder()
       .update(RunEntity)
       .set({ status, error: error ?? null, finishedAt: this.now() })
       .where('run_id = :runId', { runId })
-      .andWhere('status IN (:...active)', { active: ACTIVE })
+      .andWhere('status IN (:...from)', { from: [...from] })
       .execute();
     return (result.affected ?? 0) > 0;
   }

@@ -4,7 +4,8 @@ import { MessageEntity } from './entities/message.entity.js';
 import { RunEntity } from './entities/run.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { messageRecords, messageRows } from './mysql-message-store.js';
-import { ACTIVE, queuedRun } from './mysql-run-store.js';
+import { fromStates } from '#core/run/run-state.js';
+import { queuedRun } from './mysql-run-store.js';
 import { retryConflicts } from './retry-conflicts.js';
 import { sessionRow } from './mysql-session-store.js';
 
@@ -47,7 +48,7 @@ export class MysqlSubmissionStore implements SubmissionStore {
         .set({ status: 'running', startedAt: () => 'COALESCE(started_at, :startedAt)' })
         .setParameter('startedAt', at)
         .where('run_id IN (:...runIds)', { runIds: [...runIds] })
-        .andWhere('status IN (:...active)', { active: ACTIVE })
+        .andWhere('status IN (:...from)', { from: fromStates('running') })
         .execute(),
     );
   }
@@ -73,7 +74,7 @@ export class MysqlSubmissionStore implements SubmissionStore {
           .update(RunEntity)
           .set({ status, error, finishedAt: at })
           .where('run_id IN (:...runIds)', { runIds })
-          .andWhere('status IN (:...active)', { active: ACTIVE })
+          .andWhere('status IN (:...from)', { from: fromStates(status) })
           .execute();
       }
       await manager.update(SessionEntity, { sessionId: In(sessions) }, { lastActiveAt: at, updatedAt: at });

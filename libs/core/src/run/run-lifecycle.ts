@@ -19,7 +19,7 @@ import {
   type RunRows,
   type RunSlots,
 } from './run-ports.js';
-import { move, type FinalRunState, type RunState } from './run-state.js';
+import { canMove, move, type FinalRunState, type RunState } from './run-state.js';
 
 /** How often a run waiting for earlier runs looks again without being woken (a run whose log expired, a lost message). */
 const RECHECK_MS = 2_000;
@@ -110,7 +110,7 @@ export class RunLifecycle {
    * @param stored whether the run's row was written.
    */
   async abandon(run: Pick<RunRef, 'runId' | 'tenantId'>, stored: boolean): Promise<void> {
-    if (stored) await this.ports.rows.runs.markFinished(run.runId, final(run.runId, 'queued', 'failed'), 'The run could not be queued').catch(() => undefined);
+    if (stored) await this.endRow(run.runId, ['queued'], 'failed', 'The run could not be queued').catch(() => undefined);
     await this.releaseSlot(run);
   }
 
@@ -132,7 +132,7 @@ export class RunLifecycle {
    * takes nothing from it, and a worker that holds the run keeps its job.
    */
   async cancel(run: RunRef): Promise<CancelOutcome> {
-    const { log, jobs, ledger, hitl, rows } = this.ports;
+    const { log, jobs, ledger, hitl } = this.ports;
     const { runId, sessionId } = run;
     const [open, removed] = await Promise.all([log.requestCancel(runId), jobs.removeWaiting(runId)]);
     if (!open) {
@@ -149,7 +149,8 @@ export class RunLifecycle {
     // Its done is appended here, unless the run ended meanwhile (then that done stands).
     const ended = await log.append(new DoneEvent({ sessionId, runId }, true, 'cancelled').toDict());
     if (ended.status === 'sealed') return 'finished';
-    await rows.runs.markFinished(runId, final(runId, parked ? 'waiting' : 'queued', 'cancelled'), parked ? 'cancelled while waiting' : 'cancelled while queued');
+    // A parked run's row says waiting, or still running when that write was missed.
+    await this.endRow(runId, parked ? ['waiting', 'running'] : ['queued'], 'cancelled', parked ? 'cancelled while waiting' : 'cancelled while queued');
     await this.archive(runId);
     await this.releaseSlot(run);
     return 'ended_queued';
@@ -164,7 +165,7 @@ export class RunLifecycle {
    * archive, as a cancel of a parked run does. No worker is needed.
    */
   async expire(run: RunRef): Promise<ExpireOutcome> {
-    const { log, ledger, hitl, jobs, rows } = this.ports;
+    const { log, ledger, hitl, jobs } = this.ports;
     const { runId, sessionId } = run;
     const parked = await ledger.parkedOf(runId);
     if (!parked || (await log.isSealed(runId))) return 'not_parked';
@@ -176,7 +177,7 @@ export class RunLifecycle {
     if (parked.toolCallId) await log.append(new ToolResultEvent(envelope, parked.toolCallId, { error: TIMED_OUT_MESSAGE }, 'timeout').toDict(), undefined, true);
     // The row and the slot before the done goes out, as a worker's end does: a client that reads
     // the run, or sends its next chat, on the done finds it ended and is admitted.
-    await rows.runs.markFinished(runId, final(runId, 'waiting', 'timeout'), TIMED_OUT_MESSAGE);
+    await this.endRow(runId, ['waiting', 'running'], 'timeout', TIMED_OUT_MESSAGE);
     await this.releaseSlot(run);
     const ended = await log.append(new DoneEvent(envelope, true, 'timeout').toDict());
     if (ended.status === 'sealed') return 'not_parked';
@@ -196,6 +197,17 @@ export class RunLifecycle {
   /** Gives back the tenant slot of a run that ended elsewhere (its done found in the log by a worker that took it). */
   async released(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
     await this.releaseSlot(run);
+  }
+
+  /**
+   * Ends a run's row: each move from `from` to `to` goes through the state table (an illegal
+   * one throws before anything is written), and the row changes only from one of `from`.
+   * @returns whether the row changed (false: it had moved on, e.g. another writer ended it).
+   * @throws IllegalRunTransition when the table has no such move.
+   */
+  protected async endRow(runId: string, from: readonly RunState[], to: FinalRunState, error?: string): Promise<boolean> {
+    for (const state of from) move(runId, state, to);
+    return this.ports.rows.runs.markFinished(runId, to, error, from);
   }
 
   /** A run no worker archives (it ended where no worker held it): its log goes to the archive here. */
@@ -348,7 +360,13 @@ export class WorkerRunLifecycle extends RunLifecycle {
       // only a worker's hand-over is no failure.
       const failed = events.some((e) => e.event_type === 'error' && e.error_code !== 'worker_lost');
       const status = done?.reason === 'timeout' ? 'timeout' : done?.cancelled ? 'cancelled' : failed ? 'failed' : 'completed';
-      const marked = await rows.runs.markFinished(run.runId, final(run.runId, run.status, status), failed ? 'ended before its final write' : undefined);
+      // A run whose start never reached its row (still queued) ran all the same: it moves through running, as the table has it.
+      let from = run.status;
+      if (!canMove(from, status) && canMove(from, 'running') && canMove('running', status)) {
+        await rows.runs.markStarted(run.runId);
+        from = 'running';
+      }
+      const marked = await this.endRow(run.runId, [from], status, failed ? 'ended before its final write' : undefined);
       await this.releaseSlot(run);
       return marked;
     }
@@ -357,7 +375,7 @@ export class WorkerRunLifecycle extends RunLifecycle {
     if (ended.status === 'fenced') return false;
     await log.append(new DoneEvent(envelope, false).toDict(), epoch);
     await this.archive(run.runId);
-    const marked = await rows.runs.markFinished(run.runId, final(run.runId, run.status, 'lost'), `no worker holds it (job ${jobState})`);
+    const marked = await this.endRow(run.runId, [run.status], 'lost', `no worker holds it (job ${jobState})`);
     await this.releaseSlot(run);
     return marked;
   }

@@ -54,6 +54,15 @@ export function move(runId: string, from: RunState, to: RunState): RunState {
   return to;
 }
 
+/**
+ * The states a run may reach `to` from: what a row's compare-and-set accepts. Every writer of a
+ * row's state (the MySQL and memory stores) takes its condition from here, so a row moves only
+ * along the table's edges (a queued run is not completed without running).
+ */
+export function fromStates(to: RunState): RunState[] {
+  return (Object.keys(MOVES) as RunState[]).filter((from) => MOVES[from].includes(to));
+}
+
 export function isFinal(state: RunState): state is FinalRunState {
   return MOVES[state].length === 0;
 }

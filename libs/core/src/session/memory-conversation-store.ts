@@ -1,6 +1,6 @@
 import { MemoryMcpOAuthStore } from '../mcp/mcp-oauth-store.js';
 import { randomUUID } from 'node:crypto';
-import { ACTIVE_RUN_STATES, type RunState } from '../run/run-state.js';
+import { ACTIVE_RUN_STATES, fromStates, type RunState } from '../run/run-state.js';
 import type { EventDict } from '../events/execution-event.js';
 import { MemoryApiKeyStore } from '../auth/managed-api-keys.js';
 import { MemoryTenantStore } from '../tenants/tenant.js';
@@ -178,17 +178,17 @@ export class MemoryConversationStore implements ConversationStore {
     },
     markStarted: async (runId) => {
       const r = this.runMap.get(runId);
-      if (r && isActive(r.status)) Object.assign(r, { status: 'running', startedAt: r.startedAt ?? this.now() });
+      if (r && fromStates('running').includes(r.status)) Object.assign(r, { status: 'running', startedAt: r.startedAt ?? this.now() });
     },
     markWaiting: async (runId) => {
       const r = this.runMap.get(runId);
-      if (!r || r.status !== 'running') return false;
+      if (!r || !fromStates('waiting').includes(r.status)) return false;
       r.status = 'waiting';
       return true;
     },
-    markFinished: async (runId, status, error) => {
+    markFinished: async (runId, status, error, from = fromStates(status)) => {
       const r = this.runMap.get(runId);
-      if (!r || !isActive(r.status)) return false;
+      if (!r || !from.includes(r.status)) return false;
       Object.assign(r, { status, error: error ?? null, finishedAt: this.now() });
       return true;
     },

@@ -104,8 +104,11 @@ export interface RunStore {
   markStarted(runId: string): Promise<void>;
   /** Marks a running run waiting (parked for a person). Returns whether it did. */
   markWaiting(runId: string): Promise<boolean>;
-  /** Sets a final status unless the run already has one; returns whether it did. */
-  markFinished(runId: string, status: FinalRunState, error?: string): Promise<boolean>;
+  /**
+   * Sets a final status when the run is in one of `from` (default: every state the table moves
+   * to `status` from), by compare-and-set; returns whether it did.
+   */
+  markFinished(runId: string, status: FinalRunState, error?: string, from?: readonly RunState[]): Promise<boolean>;
   /** Runs of a session that are queued, running or waiting, oldest first. */
   listActive(sessionId: string): Promise<RunRecord[]>;
   /** Those of `runIds` still queued or running (slots of the concurrent-runs quota are checked against it). */
