@@ -1,3 +1,4 @@
+// e2e lane: alone (it bounds the gateway's RSS growth under 80 MB of stalled answers: another lane's load moves RSS and doubles its time)
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Socket as TcpSocket } from 'node:net';
