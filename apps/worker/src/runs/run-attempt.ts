@@ -10,6 +10,12 @@ import { RunFencedError, type RunJobData, type RunLedger, type RunLog, type Stor
 
 export type FinalStatus = RunEnd['status'];
 
+/**
+ * Where an attempt's run stands: going on; ended by this attempt; or found ended by another
+ * (its done was there when the attempt took the run, or refused one of its writes).
+ */
+export type AttemptEnd = 'open' | 'ended_here' | 'ended_before_take' | 'ended_during';
+
 export interface RunAttemptDeps {
   log: Pick<RunLog, 'append'>;
   ledger: Pick<RunLedger, 'take' | 'recordStep' | 'intend'>;
@@ -32,12 +38,10 @@ export class RunAttempt {
   readonly added: ChatMessage[] = [];
   status: FinalStatus = 'completed';
   failure?: string;
-  /** The run had its done before this attempt sent anything: another ended it. */
-  endedElsewhere = false;
+  /** Where the run stands for this attempt: one state, read through foundSealed, endedElsewhere and isOver. */
+  private state: AttemptEnd = 'open';
   private epoch = 0;
   private lastSeq = 0;
-  private sealed = false;
-  private ended = false;
   /** This attempt started the run (published its run_started), rather than continuing it. */
   firstStart = false;
   /** A continued parked run: the events it sent before parking, which the engine's replay of its turn sends again. */
@@ -64,14 +68,19 @@ export class RunAttempt {
     return this.handedOff ? (this.controller.signal.reason as RunHandoff) : undefined;
   }
 
-  /** A write met the run's done: it had ended. */
+  /** A write met the run's done: another ended it while this attempt ran. */
   get foundSealed(): boolean {
-    return this.sealed;
+    return this.state === 'ended_during';
+  }
+
+  /** Another ended the run, before this attempt took it or while it ran. */
+  get endedElsewhere(): boolean {
+    return this.state === 'ended_before_take' || this.state === 'ended_during';
   }
 
   /** This attempt ended the run, or found it ended: nothing of it is left to end. */
   get isOver(): boolean {
-    return this.ended;
+    return this.state !== 'open';
   }
 
   get ownerEpoch(): number {
@@ -85,7 +94,7 @@ export class RunAttempt {
   /** Takes ownership of the run: its done, its epoch, its log, its steps and parked wait, in one round trip. */
   async take(): Promise<TakenRun> {
     const taken = await this.guard(() => this.deps.ledger.take(this.job.runId));
-    if (taken.sealed) this.ended = this.endedElsewhere = true;
+    if (taken.sealed) this.state = 'ended_before_take';
     else this.epoch = taken.epoch;
     return taken;
   }
@@ -133,14 +142,14 @@ export class RunAttempt {
       if (archive) this.deps.archiver.add(result.event);
       return result.event;
     }
-    if (result.status === 'sealed') this.sealed = this.ended = this.endedElsewhere = true;
+    if (result.status === 'sealed') this.state = 'ended_during';
     this.controller.abort(result.status === 'fenced' ? new RunHandoff('fenced') : new Error(result.status));
     return null;
   }
 
   /** Ends the run through the lifecycle (→ completed | failed | cancelled | timeout): its messages and row, its slot, its done. */
   async end(how: FinalStatus, options: Pick<RunEnd, 'reason' | 'closeCall' | 'usage'> = {}): Promise<void> {
-    this.ended = true;
+    if (this.state === 'open') this.state = 'ended_here';
     this.status = how;
     const { job } = this;
     // Ids derived from the run and position, so a retry after a lost acknowledgement, or the
@@ -153,7 +162,7 @@ export class RunAttempt {
 
   /** Gives the run's tenant slot back when the run ended elsewhere, or this attempt stopped without ending it. */
   async letGo(): Promise<void> {
-    if (this.ended && !this.endedElsewhere) return;
+    if (this.state === 'ended_here') return;
     await this.deps.lifecycle.released(this.ref);
   }
 
