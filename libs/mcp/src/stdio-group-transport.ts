@@ -46,6 +46,8 @@ export class StdioGroupTransport implements Transport {
   private readonly stderrTail: string[] = [];
   private exited?: Promise<void>;
   private closed = false;
+  /** close() was called: a start still preparing its sandbox must not leave a server behind. */
+  private closing = false;
 
   constructor(private readonly options: StdioGroupOptions) {
     const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -73,6 +75,11 @@ export class StdioGroupTransport implements Transport {
   async start(): Promise<void> {
     const { command, args = [], env = {}, cwd, launch } = this.options;
     const launched = launch ? await launch({ command, args, env, ...(cwd ? { cwd } : {}) }) : undefined;
+    if (this.closing) {
+      // Closed while the sandbox was being prepared: nobody would ever close what it started.
+      if (launched?.pid) killGroup(launched.pid, 'SIGKILL');
+      throw new Error(`MCP server ${this.options.name ?? command} was closed while it was starting`);
+    }
     await new Promise<void>((resolve, reject) => {
       const child = (launched ?? spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })) as ChildProcessByStdio<Writable, Readable, Readable>;
       this.child = child;
@@ -111,6 +118,7 @@ export class StdioGroupTransport implements Transport {
 
   /** Ends the server: stdin closed, SIGTERM to its group, SIGKILL to the group after the grace. */
   async close(): Promise<void> {
+    this.closing = true;
     const child = this.child;
     if (!child) return;
     this.reader.clear();
@@ -139,11 +147,15 @@ export class StdioGroupTransport implements Transport {
 
   private signalGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
-    if (!pid) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      /* the group is gone */
-    }
+    if (pid) killGroup(pid, signal);
+  }
+}
+
+/** Signals a process group (a detached child's pid is its group id); a group that is gone is no error. */
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* the group is gone */
   }
 }
