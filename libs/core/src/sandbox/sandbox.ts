@@ -210,7 +210,9 @@ export class BwrapSandbox implements Sandbox {
       if (!pid) return;
       info.off('data', onInfo);
       void untilLoopbackUp(Number(pid)).then((seen) => {
-        if (seen !== 'gone') startSlirp(pid);
+        // A sandbox that ended meanwhile gets none: its pid may be another process's by now, and
+        // a slirp4netns started after the exit would never be told to end.
+        if (seen !== 'gone' && child.exitCode === null && child.signalCode === null) startSlirp(pid);
       });
     };
     const startSlirp = (pid: string) => {
