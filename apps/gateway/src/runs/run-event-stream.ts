@@ -100,8 +100,11 @@ export async function pipeRunEvents(res: Response, options: RunStreamOptions): P
   };
   const letGo = () => {
     write(options.slowFrames?.() ?? []);
+    // The connection is not kept alive for another request: it closes once the client has taken
+    // what was written, and a client that never reads again does not hold the socket.
+    const socket = res.socket;
+    res.once('finish', () => socket?.end());
     end(true);
-    // What was written stays for the client to take for a while; a client that never reads again does not hold the socket.
     setTimeout(() => res.destroy(), DROP_GRACE_MS).unref();
   };
   if (!options.noContentWhenEnded) {
