@@ -126,7 +126,7 @@ export class AnthropicChatModel implements ChatModel {
       watch.streaming();
 
       const calls = new Map<number, { id: string; name: string; json: string; input: unknown }>();
-      const usage = { input: 0, output: 0 };
+      const usage = { input: 0, output: 0, cached: 0 };
       let stopReason: string | null | undefined;
       let stopped = false;
       try {
@@ -135,6 +135,7 @@ export class AnthropicChatModel implements ChatModel {
           if (event.type === 'message_start') {
             usage.input = inputTokens(event.message.usage) ?? 0;
             usage.output = event.message.usage.output_tokens;
+            usage.cached = event.message.usage.cache_read_input_tokens ?? 0;
           } else if (event.type === 'content_block_start') {
             const block = event.content_block;
             if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
@@ -167,7 +168,7 @@ export class AnthropicChatModel implements ChatModel {
           .map(([, call]) => ({ id: call.id, name: byWireName.get(call.name) ?? call.name, arguments: call.json !== '' ? parseArguments(call.json) : inputObject(call.input) }));
         yield { type: 'tool_calls', calls: complete };
       }
-      yield { type: 'usage', inputTokens: usage.input, outputTokens: usage.output };
+      yield { type: 'usage', inputTokens: usage.input, outputTokens: usage.output, ...(usage.cached > 0 ? { cachedInputTokens: usage.cached } : {}) };
       yield { type: 'finish', reason: stopReason ? (FINISH_REASONS[stopReason] ?? stopReason) : calls.size > 0 ? 'tool_calls' : 'stop' };
     } finally {
       watch.dispose();

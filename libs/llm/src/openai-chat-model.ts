@@ -131,7 +131,10 @@ export class OpenAIChatModel implements ChatModel {
       // A cancel that lands as the body ends still cancels: no late tool calls or finish.
       if (signal.aborted || watch.timedOut) throw this.failure(undefined, signal, watch.timedOut);
       if (calls.size > 0) yield { type: 'tool_calls', calls: calls.complete().map((call) => ({ ...call, name: byWireName.get(call.name) ?? call.name })) };
-      if (usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') yield { type: 'usage', inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+      if (usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') {
+        const cached = usage.prompt_tokens_details?.cached_tokens;
+        yield { type: 'usage', inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens, ...(typeof cached === 'number' && cached > 0 ? { cachedInputTokens: cached } : {}) };
+      }
       yield { type: 'finish', reason: finishReason ?? 'stop' };
     } finally {
       watch.dispose();

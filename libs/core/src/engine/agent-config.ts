@@ -3,6 +3,7 @@ import type { ElicitationHandler } from '../hitl/elicitation.js';
 import type { ApprovalPolicy, HitlHandler } from '../hitl/hitl-handler.js';
 import type { Tool } from '../tools/tool.js';
 import type { AgentMiddleware } from './agent-middleware.js';
+import type { PriceTable } from '../usage/price-table.js';
 
 /** Everything that defines an assistant. */
 export interface AgentConfig {
@@ -42,7 +43,16 @@ export interface AgentConfig {
   enableToolActionParsing?: boolean;
   /** Parse a whole reply of the form {"response", "tool_call"} (models prompted to answer in JSON). Default true. */
   enableJsonToolCalls?: boolean;
+  /** Prices each model call's usage; absent, calls cost nothing (and say they are not priced). */
+  prices?: PriceTable;
+  /** Tokens (input and output) the run's model calls may use in all; absent or 0, no limit. */
+  maxRunTokens?: number;
+  /** Output tokens a budgeted call reserves and may produce when the client set no max_tokens. Default DEFAULT_MAX_OUTPUT_TOKENS. */
+  defaultMaxOutputTokens?: number;
 }
+
+/** Output tokens a call under a budget may produce unless its client asked for fewer. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 export const AGENT_DEFAULTS = {
   maxIterations: 10,

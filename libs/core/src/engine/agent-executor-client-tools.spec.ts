@@ -2,6 +2,7 @@ import type { EventDict } from '../events/execution-event.js';
 import type { ChatMessage, ChatModel, ModelChunk, ModelRequest, ToolSpec } from '../llm/chat-model.js';
 import type { Tool } from '../tools/tool.js';
 import { AGENT_DEFAULTS, type AgentConfig } from './agent-config.js';
+import { countTokens } from '../usage/token-estimate.js';
 import { AgentExecutor, type ExecutionContext } from './agent-executor.js';
 import type { JournalStep, RunJournal } from './run-journal.js';
 
@@ -33,9 +34,10 @@ function executor(model: ChatModel, overrides: Partial<AgentConfig> = {}) {
   return new AgentExecutor({ id: 'a', name: 'a', description: '', systemPrompt: 'sys', model, tools: [echo], clientTools: [weather], middleware: [], ...AGENT_DEFAULTS, ...overrides });
 }
 
+/** The run's events but its `usage` facts (agent-executor-usage.spec.ts reads those). */
 async function run(exec: AgentExecutor, context: Partial<ExecutionContext> = {}, input = 'hi'): Promise<EventDict[]> {
   const out: EventDict[] = [];
-  for await (const e of exec.execute(input, 's1', { runId: 'run-1', caller: { tenantId: 't', userId: 'u', role: 'user' }, history: [], signal: new AbortController().signal, ...context })) out.push(e.toDict());
+  for await (const e of exec.execute(input, 's1', { runId: 'run-1', caller: { tenantId: 't', userId: 'u', role: 'user' }, history: [], signal: new AbortController().signal, ...context })) if (e.eventType !== 'usage') out.push(e.toDict());
   return out;
 }
 
@@ -104,11 +106,12 @@ describe("AgentExecutor's usage", () => {
     expect(events.at(-1)!).not.toHaveProperty('usage.estimated');
   });
 
-  it('estimates a call that reported nothing, and says so', async () => {
-    const events = await run(executor(new ScriptedModel([text('a'.repeat(40))])), {}, 'b'.repeat(400));
+  it("estimates a call that reported nothing with the model family's tokenizer, and says so", async () => {
+    const answer = 'The orders table has 1,204 rows from last week.';
+    const events = await run(executor(new ScriptedModel([text(answer)])), {}, 'How many rows does the orders table have? '.repeat(10));
     const usage = (events.at(-1) as { usage?: { input_tokens: number; output_tokens: number; estimated?: boolean } }).usage;
-    expect(usage).toMatchObject({ output_tokens: 10, estimated: true });
-    // The question alone is 100 tokens at four characters a token; the prompt and tools add more.
-    expect(usage!.input_tokens).toBeGreaterThan(100);
+    expect(usage).toMatchObject({ output_tokens: await countTokens('scripted', answer), estimated: true });
+    // The question alone is its tokens; the system prompt, the tools and the framing add more.
+    expect(usage!.input_tokens).toBeGreaterThan(await countTokens('scripted', 'How many rows does the orders table have? '.repeat(10)));
   });
 });

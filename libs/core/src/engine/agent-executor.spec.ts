@@ -33,9 +33,10 @@ function executor(model: ChatModel, overrides: Partial<AgentConfig> = {}) {
   return new AgentExecutor({ id: 'a', name: 'a', description: '', systemPrompt: 'sys', model, tools: [echo, hang], middleware: [], ...AGENT_DEFAULTS, ...overrides });
 }
 
+/** The run's events but its `usage` facts (agent-executor-usage.spec.ts reads those). */
 async function run(exec: AgentExecutor, input = 'hi', signal = new AbortController().signal): Promise<EventDict[]> {
   const out: EventDict[] = [];
-  for await (const e of exec.execute(input, 's1', { runId: 'run-1', caller: { tenantId: 't', userId: 'u', role: 'user' }, history: [], signal })) out.push(e.toDict());
+  for await (const e of exec.execute(input, 's1', { runId: 'run-1', caller: { tenantId: 't', userId: 'u', role: 'user' }, history: [], signal })) if (e.eventType !== 'usage') out.push(e.toDict());
   return out;
 }
 
@@ -248,7 +249,7 @@ describe('AgentExecutor', () => {
     const model = new ScriptedModel([[{ type: 'tool_calls', calls: [{ id: 'c1', name: 'book', arguments: {} }] }], text('ok')]);
     const events: EventDict[] = [];
     for await (const event of executor(model, { tools: [asking], elicitation }).execute('hi', 's1', { runId: 'run-1', caller: { tenantId: 't', userId: 'u', role: 'user' }, history: [], signal: new AbortController().signal })) {
-      events.push(event.toDict());
+      if (event.eventType !== 'usage') events.push(event.toDict());
       if (event.eventType === 'elicitation_request') answer({ action: 'decline' });
     }
     expect(types(events)).toEqual(['tool_call', 'elicitation_request', 'elicitation', 'tool_result', 'text', 'text', 'done']);

@@ -8,6 +8,7 @@ import {
   ToolCallEvent,
   ToolResultEvent,
   type ToolResultStatus,
+  UsageEvent,
 } from '../events/execution-event.js';
 import type { ChatMessage, ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
 import { coalesceText } from '../llm/coalesce-text.js';
@@ -18,11 +19,14 @@ import { capToolContent, capToolOutput, DEFAULT_TOOL_RESULT_MAX_BYTES } from '..
 import { argsHash } from '../tools/call-hash.js';
 import { wireToolName } from '../tools/tool-names.js';
 import { isReadOnlyCall, type ToolContext, type ToolResult } from '../tools/tool.js';
-import type { AgentConfig } from './agent-config.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, type AgentConfig } from './agent-config.js';
 import type { JournalStep, RunJournal } from './run-journal.js';
 import { TextToolCalls, type TurnSegment } from './text-tool-calls.js';
 import { composeToolCall, type ModelCallState, type ToolCallHandler } from './agent-middleware.js';
 import { UsageTally } from './usage-tally.js';
+import { AllBudgets, RunTokenLimit, type BudgetExhaustion, type ModelCallBudget } from '../usage/call-budget.js';
+import { CallMeter, type ReportedUsage } from '../usage/call-meter.js';
+import { PriceTable } from '../usage/price-table.js';
 import { LiveEvents } from './live-events.js';
 import { approvalRequestId } from '../hitl/approval-request-id.js';
 
@@ -42,6 +46,8 @@ export interface ExecutionContext {
   onMessage?: (message: ChatMessage) => void;
   /** Records the run's steps and tool intents, and holds what earlier attempts recorded. */
   journal?: RunJournal;
+  /** The tenant's and the person's budgets the run's model calls draw on; absent, none. */
+  budget?: ModelCallBudget;
 }
 
 /**
@@ -64,6 +70,7 @@ export class AgentExecutor {
   async *execute(userInput: string, sessionId: string, context: ExecutionContext): AsyncGenerator<ExecutionEvent> {
     const envelope: EventEnvelope = { sessionId, runId: context.runId };
     const usage = new UsageTally(context.journal?.resumed.at(-1)?.usage);
+    const meter = this.meter(usage, context.budget);
     // A client's tool that would shadow (or be shadowed by) one of the run's own is refused before any model call.
     const shadowing = [...this.clientTools.keys()].filter((name) => this.dispatcher.get(name));
     if (shadowing.length > 0) {
@@ -74,7 +81,7 @@ export class AgentExecutor {
     let cancelled = false;
     let reason: string | undefined;
     try {
-      const outcome = yield* this.loop(userInput, envelope, context, usage);
+      const outcome = yield* this.loop(userInput, envelope, context, usage, meter);
       cancelled = outcome.cancelled;
       reason = outcome.reason;
     } catch (err) {
@@ -92,11 +99,24 @@ export class AgentExecutor {
     yield new DoneEvent(envelope, cancelled, reason, usage.total());
   }
 
+  /** The run's meter: its own token limit (counted on from earlier attempts) and the shared budgets, as one. */
+  private meter(usage: UsageTally, shared: ModelCallBudget | undefined): CallMeter {
+    const { config } = this;
+    const budgets = [...(config.maxRunTokens ? [new RunTokenLimit(config.maxRunTokens, usage.tokens)] : []), ...(shared ? [shared] : [])];
+    return new CallMeter({
+      model: config.model.id,
+      prices: config.prices ?? PriceTable.EMPTY,
+      ...(budgets.length > 0 ? { budget: budgets.length === 1 ? budgets[0] : new AllBudgets(budgets) } : {}),
+      defaultMaxOutputTokens: config.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+    });
+  }
+
   private async *loop(
     userInput: string,
     envelope: EventEnvelope,
     context: ExecutionContext,
     usage: UsageTally,
+    meter: CallMeter,
   ): AsyncGenerator<ExecutionEvent, Outcome> {
     const { config } = this;
     const journal = context.journal;
@@ -145,36 +165,67 @@ export class AgentExecutor {
       for (const mw of config.middleware) await mw.beforeModel?.(state);
       if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
 
+      // The call's worst case is reserved from the run's budgets first; none left ends the run.
+      const grant = await meter.claim(iteration, state, config.modelOptions?.maxTokens);
+      if (!grant.granted) {
+        yield budgetError(envelope, grant.exhausted);
+        return { cancelled: false, reason: 'budget' };
+      }
+      const options = meter.budgeted ? { ...config.modelOptions, maxTokens: grant.maxOutputTokens } : config.modelOptions;
+
       let text = '';
       let toolCalls: ToolCallRequest[] = [];
       let finishReason = 'stop';
-      let reported: { inputTokens: number; outputTokens: number } | undefined;
+      let reported: ReportedUsage | undefined;
       let callNumber = 0;
       const turn = new TextToolCalls({
         parseTags: config.enableToolActionParsing !== false,
         parseJson: config.enableJsonToolCalls !== false,
         newId: () => `${envelope.runId.slice(0, 8)}-${iteration}-${++callNumber}`,
       });
-      for await (const chunk of coalesceText(config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal, ...(config.modelOptions ? { options: config.modelOptions } : {}) }), config.textCoalesceMs ?? 0)) {
-        if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
-        if (chunk.type === 'text' && chunk.text) {
-          text += chunk.text;
-          const now = turn.push(chunk.text);
-          if (now) yield new TextEvent(envelope, now, false);
-        } else if (chunk.type === 'tool_calls') {
-          toolCalls = chunk.calls;
-        } else if (chunk.type === 'usage') {
-          reported = { inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens };
-        } else if (chunk.type === 'finish') {
-          finishReason = chunk.reason;
+      // A call cut short (cancelled, or failed mid-answer) still counts what it got; one that got nothing gives its reservation back.
+      let answered = false;
+      const cutShort = async () => (answered || text !== '' ? meter.record(iteration, reported, state, { text, toolCalls }) : (await meter.release(iteration), undefined));
+      try {
+        for await (const chunk of coalesceText(config.model.stream({ messages: state.messages, tools: state.tools, signal: context.signal, ...(options ? { options } : {}) }), config.textCoalesceMs ?? 0)) {
+          if (context.signal.aborted) break;
+          if (chunk.type === 'text' && chunk.text) {
+            text += chunk.text;
+            const now = turn.push(chunk.text);
+            if (now) yield new TextEvent(envelope, now, false);
+          } else if (chunk.type === 'tool_calls') {
+            toolCalls = chunk.calls;
+          } else if (chunk.type === 'usage') {
+            reported = { inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens, ...(chunk.cachedInputTokens ? { cachedInputTokens: chunk.cachedInputTokens } : {}) };
+          } else if (chunk.type === 'finish') {
+            finishReason = chunk.reason;
+            answered = true;
+          }
         }
+      } catch (err) {
+        const spent = await cutShort();
+        if (spent) {
+          usage.add(spent);
+          yield new UsageEvent(envelope, spent);
+        }
+        throw err;
       }
-      if (context.signal.aborted) return { cancelled: true, reason: 'cancelled' };
+      if (context.signal.aborted) {
+        const spent = await cutShort();
+        if (spent) {
+          usage.add(spent);
+          yield new UsageEvent(envelope, spent);
+        }
+        return { cancelled: true, reason: 'cancelled' };
+      }
       // Native tool calls win; otherwise calls written in the text run in order with the text between them.
       const rest = turn.end(toolCalls.length > 0);
       const textCalls = rest.flatMap((s) => (s.type === 'tool_call' ? [s.call] : []));
       if (toolCalls.length === 0) toolCalls = textCalls;
-      usage.add(reported, state, { text, toolCalls });
+      // The call's usage is a fact of the run's log before anything that follows from it.
+      const spent = await meter.record(iteration, reported, state, { text, toolCalls });
+      usage.add(spent);
+      yield new UsageEvent(envelope, spent);
       for (const mw of config.middleware) await mw.afterModel?.(state, { text, toolCalls, finishReason });
 
       if (toolCalls.length === 0) {
@@ -357,4 +408,19 @@ function describeError(err: unknown): string {
   if (err instanceof LlmRequestError) return err.publicMessage;
   if (err instanceof Error) return err.message || err.name;
   return String(err);
+}
+
+/** The error a run ends with when a budget is spent: which budget, and when it starts again (`retry_after`). */
+export function budgetError(envelope: EventEnvelope, exhausted: BudgetExhaustion): ErrorEvent {
+  const retryAfter = exhausted.resets_at ? Math.max(1, Math.ceil((Date.parse(exhausted.resets_at) - Date.now()) / 1000)) : undefined;
+  return new ErrorEvent(envelope, describeBudget(exhausted), false, 'budget_exhausted', undefined, retryAfter);
+}
+
+/** "Your organisation's daily token budget is spent (1000 of 1000); it starts again at …" */
+export function describeBudget(b: BudgetExhaustion): string {
+  const whose = b.scope === 'tenant' ? "Your organisation's" : b.scope === 'user' ? 'Your' : "This run's";
+  const period = b.period === 'day' ? 'daily ' : b.period === 'month' ? 'monthly ' : '';
+  const what = b.metric === 'tokens' ? 'token' : 'spending';
+  const amount = b.metric === 'tokens' ? `${b.spent} of ${b.limit} tokens` : `${b.spent} of ${b.limit} ${b.currency ?? ''}`.trimEnd();
+  return `${whose} ${period}${what} budget is spent (${amount})${b.resets_at ? `; it starts again at ${b.resets_at}` : ''}`;
 }

@@ -1,14 +1,9 @@
-import type { RunUsage } from '../events/execution-event.js';
-import type { ChatMessage, ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
-
-/** About how many characters make a token in English text and JSON, for calls whose provider counts none. */
-const CHARS_PER_TOKEN = 4;
+import type { CallUsage, RunUsage } from '../events/execution-event.js';
 
 /**
- * The tokens a run's model calls use, summed over the run. A call whose provider reported its
- * usage counts what it reported; one that reported none (the offline model, a server that
- * ignores `stream_options.include_usage`) is estimated from the characters sent and received,
- * and the total says it is estimated.
+ * The tokens a run's model calls used, summed over the run from each call's usage (the
+ * provider's figures, or a tokenizer's estimate). The total says it is estimated when any
+ * call's figures were.
  */
 export class UsageTally {
   private input: number;
@@ -22,18 +17,15 @@ export class UsageTally {
     this.estimated = from?.estimated === true;
   }
 
-  /** Counts one model call: what its provider reported, or else an estimate from what went each way. */
-  add(reported: { inputTokens: number; outputTokens: number } | undefined, sent: { messages: ChatMessage[]; tools: ToolSpec[] }, received: { text: string; toolCalls: ToolCallRequest[] }): void {
-    if (reported) {
-      this.input += reported.inputTokens;
-      this.output += reported.outputTokens;
-      return;
-    }
-    this.estimated = true;
-    const sentChars = sent.messages.reduce((sum, m) => sum + m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0), 0) + (sent.tools.length > 0 ? JSON.stringify(sent.tools).length : 0);
-    const receivedChars = received.text.length + (received.toolCalls.length > 0 ? JSON.stringify(received.toolCalls).length : 0);
-    this.input += Math.ceil(sentChars / CHARS_PER_TOKEN);
-    this.output += Math.ceil(receivedChars / CHARS_PER_TOKEN);
+  add(call: CallUsage): void {
+    this.input += call.inputTokens;
+    this.output += call.outputTokens;
+    if (call.estimated) this.estimated = true;
+  }
+
+  /** Input and output tokens so far. */
+  get tokens(): number {
+    return this.input + this.output;
   }
 
   total(): RunUsage {

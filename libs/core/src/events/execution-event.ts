@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'elicitation',
   'todo_update',
   'file_operation',
+  'usage',
   'error',
   'done',
 ] as const;
@@ -146,8 +147,29 @@ export interface RunUsage {
 }
 
 /**
+ * `usage`: one model call's tokens and what they cost, a fact of the run's log. It is counted
+ * once by (run, seq) wherever usage is summed, so a run continued by another worker counts each
+ * call it made once. `input_tokens` includes `cached_input_tokens`. `estimated`: the provider
+ * reported no usage, and the figures come from the model family's tokenizer. `cost`: a decimal
+ * of 12 places in `currency`, from the price table when the call was made; `priced: false`
+ * when the table had no price for the model (the cost is then 0).
+ */
+export interface UsageEventDict extends EventDictBase<'usage'> {
+  model: string;
+  call: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  estimated?: true;
+  cost: string;
+  currency: string;
+  priced?: false;
+}
+
+/**
  * `reason`, when the run did not simply answer: `cancelled`, `rejected`, `max_iterations`,
- * `tool_call_limit`, or `tool_calls` (it stopped at calls to its client's tools). `usage`: what
+ * `tool_call_limit`, `budget` (a budget was spent: an `error` with `budget_exhausted` says which), or
+ * `tool_calls` (it stopped at calls to its client's tools). `usage`: what
  * the run's model calls cost, on a done its worker wrote.
  */
 export interface DoneEventDict extends EventDictBase<'done'> {
@@ -171,6 +193,7 @@ export type EventDict =
   | ElicitationEventDict
   | TodoUpdateEventDict
   | FileOperationEventDict
+  | UsageEventDict
   | ErrorEventDict
   | DoneEventDict;
 
@@ -429,6 +452,40 @@ export class FileOperationEvent extends ExecutionEvent<FileOperationEventDict> {
   }
 }
 
+/** One model call's usage; see {@link UsageEventDict}. */
+export interface CallUsage {
+  model: string;
+  call: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  estimated: boolean;
+  cost: string;
+  currency: string;
+  priced: boolean;
+}
+
+export class UsageEvent extends ExecutionEvent<UsageEventDict> {
+  readonly eventType = 'usage';
+  constructor(envelope: EventEnvelope, readonly usage: CallUsage) {
+    super(envelope);
+  }
+  protected payload(): Payload<UsageEventDict> {
+    const u = this.usage;
+    return {
+      model: u.model,
+      call: u.call,
+      input_tokens: u.inputTokens,
+      output_tokens: u.outputTokens,
+      cached_input_tokens: u.cachedInputTokens,
+      ...(u.estimated ? { estimated: true as const } : {}),
+      cost: u.cost,
+      currency: u.currency,
+      ...(u.priced ? {} : { priced: false as const }),
+    };
+  }
+}
+
 export class ErrorEvent extends ExecutionEvent<ErrorEventDict> {
   readonly eventType = 'error';
   /**
@@ -482,6 +539,7 @@ export interface EventClasses {
   elicitation: ElicitationEvent;
   todo_update: TodoUpdateEvent;
   file_operation: FileOperationEvent;
+  usage: UsageEvent;
   error: ErrorEvent;
   done: DoneEvent;
 }
@@ -494,6 +552,7 @@ export type AnyExecutionEvent = EventClasses[EventType];
 type Builder = (envelope: EventEnvelope, d: Record<string, unknown>) => AnyExecutionEvent;
 
 const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 const obj = (v: unknown): Record<string, unknown> =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
@@ -536,6 +595,18 @@ const builders: Record<EventType, Builder> = {
   todo_update: (e, d) => new TodoUpdateEvent(e, Array.isArray(d.todos) ? (d.todos as TodoItem[]) : []),
   file_operation: (e, d) =>
     new FileOperationEvent(e, str(d.operation), str(d.path), str(d.diff), obj(d.stats) as unknown as FileOpStats),
+  usage: (e, d) =>
+    new UsageEvent(e, {
+      model: str(d.model),
+      call: num(d.call),
+      inputTokens: num(d.input_tokens),
+      outputTokens: num(d.output_tokens),
+      cachedInputTokens: num(d.cached_input_tokens),
+      estimated: d.estimated === true,
+      cost: str(d.cost, '0'),
+      currency: str(d.currency),
+      priced: d.priced !== false,
+    }),
   error: (e, d) =>
     new ErrorEvent(
       e,

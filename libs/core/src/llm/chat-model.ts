@@ -50,8 +50,8 @@ export interface ModelRequest {
 export type ModelChunk =
   | { type: 'text'; text: string }
   | { type: 'tool_calls'; calls: ToolCallRequest[] }
-  /** Tokens the call consumed, as the provider counted them (input includes cached input). */
-  | { type: 'usage'; inputTokens: number; outputTokens: number }
+  /** Tokens the call consumed, as the provider counted them (input includes cached input: read from the provider's prompt cache). */
+  | { type: 'usage'; inputTokens: number; outputTokens: number; cachedInputTokens?: number }
   /** How the answer ended, in OpenAI's words: `stop`, `tool_calls`, `length`, `content_filter`. */
   | { type: 'finish'; reason: string };
 

@@ -1,0 +1,30 @@
+import { countTokens, estimateInputTokens, estimateOutputTokens, tokenizerFor } from './token-estimate.js';
+
+describe('token estimates', () => {
+  it("picks the model family's tokenizer", () => {
+    expect(tokenizerFor('openai:gpt-4o')).toBe('o200k_base');
+    expect(tokenizerFor('openai:gpt-4.1-mini')).toBe('o200k_base');
+    expect(tokenizerFor('openai:gpt-4-turbo')).toBe('cl100k_base');
+    expect(tokenizerFor('gpt-3.5-turbo')).toBe('cl100k_base');
+    expect(tokenizerFor('anthropic:claude-sonnet-4')).toBe('o200k_base');
+    expect(tokenizerFor('offline')).toBe('o200k_base');
+  });
+
+  it('counts with the real tokenizer, not characters', async () => {
+    // Known o200k_base and cl100k_base counts.
+    expect(await countTokens('openai:gpt-4o', 'hello world')).toBe(2);
+    expect(await countTokens('openai:gpt-4o', '数据智能助手')).toBeLessThan('数据智能助手'.length + 1);
+    expect(await countTokens('openai:gpt-4', 'tiktoken is great!')).toBe(6);
+    expect(await countTokens('openai:gpt-4o', '')).toBe(0);
+  });
+
+  it("counts a chat's framing, tool calls and tools, as OpenAI does", async () => {
+    const one = await estimateInputTokens('openai:gpt-4o', [{ role: 'user', content: 'hello world' }], []);
+    expect(one).toBe(3 + 3 + 2);
+    const withTools = await estimateInputTokens('openai:gpt-4o', [{ role: 'user', content: 'hello world' }], [{ name: 'read_file', description: 'Reads a file', parameters: { type: 'object' } }]);
+    expect(withTools).toBeGreaterThan(one + 5);
+    const calls = [{ id: 'c1', name: 'read_file', arguments: { path: 'a.txt' } }];
+    expect(await estimateOutputTokens('openai:gpt-4o', 'hello world', calls)).toBeGreaterThan(2 + 5);
+    expect(await estimateOutputTokens('openai:gpt-4o', '', [])).toBe(0);
+  });
+});

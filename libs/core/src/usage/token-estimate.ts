@@ -1,0 +1,57 @@
+import { Tiktoken } from 'js-tiktoken/lite';
+import type { ChatMessage, ToolCallRequest, ToolSpec } from '../llm/chat-model.js';
+
+/** The tokenizers estimates use: o200k_base (GPT-4o and later, and the default), cl100k_base (GPT-4, GPT-3.5). */
+export type TokenizerName = 'o200k_base' | 'cl100k_base';
+
+/** Tokens OpenAI adds per message of a chat, and to prime the answer. */
+const PER_MESSAGE = 3;
+const PRIMING = 3;
+
+const loaded = new Map<TokenizerName, Tiktoken>();
+
+/**
+ * The tokenizer of a model's family, by its id. Models of other providers (Claude, open
+ * models) get o200k_base too: their own tokenizers are not published, and the figure is marked
+ * estimated wherever it is used.
+ */
+export function tokenizerFor(modelId: string): TokenizerName {
+  const name = modelId.slice(modelId.indexOf(':') + 1).toLowerCase();
+  return /^(gpt-4(?!o|\.1|\.5)|gpt-3\.5|text-embedding-(ada|3))/.test(name) ? 'cl100k_base' : 'o200k_base';
+}
+
+/** Loaded on first use (the ranks are a few megabytes): a run whose provider reports usage never loads them. */
+async function tokenizer(name: TokenizerName): Promise<Tiktoken> {
+  let encoder = loaded.get(name);
+  if (!encoder) {
+    const ranks = name === 'cl100k_base' ? (await import('js-tiktoken/ranks/cl100k_base')).default : (await import('js-tiktoken/ranks/o200k_base')).default;
+    encoder = new Tiktoken(ranks);
+    loaded.set(name, encoder);
+  }
+  return encoder;
+}
+
+/** Tokens of one text under a model's family tokenizer. */
+export async function countTokens(modelId: string, text: string): Promise<number> {
+  if (text === '') return 0;
+  return (await tokenizer(tokenizerFor(modelId))).encode(text).length;
+}
+
+/** The input tokens of a chat request: each message's content, name and tool calls, the tools offered, and the framing OpenAI counts. */
+export async function estimateInputTokens(modelId: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<number> {
+  const encoder = await tokenizer(tokenizerFor(modelId));
+  let total = PRIMING;
+  for (const message of messages) {
+    total += PER_MESSAGE + encoder.encode(message.content).length;
+    if (message.name) total += encoder.encode(message.name).length;
+    if (message.toolCalls?.length) total += encoder.encode(JSON.stringify(message.toolCalls)).length;
+  }
+  if (tools.length > 0) total += encoder.encode(JSON.stringify(tools)).length;
+  return total;
+}
+
+/** The output tokens of an answer: its text and its tool calls. */
+export async function estimateOutputTokens(modelId: string, text: string, toolCalls: readonly ToolCallRequest[]): Promise<number> {
+  const encoder = await tokenizer(tokenizerFor(modelId));
+  return (text === '' ? 0 : encoder.encode(text).length) + (toolCalls.length > 0 ? encoder.encode(JSON.stringify(toolCalls)).length : 0);
+}
