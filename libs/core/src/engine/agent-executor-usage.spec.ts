@@ -96,7 +96,7 @@ describe("AgentExecutor's usage facts", () => {
     expect(budget.settled).toEqual([{ call: 1, spent: expect.objectContaining({ outputTokens: 2 }) }]);
 
     const failing = new TokenBudget(100_000);
-    const failed = await run(executor(new ScriptedModel([() => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new LlmRequestError('down', false)) }) })])), { budget: failing });
+    const failed = await run(executor(new ScriptedModel([() => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new LlmRequestError('down', 500)) }) })])), { budget: failing });
     expect(facts(failed)).toEqual([]);
     expect(failing.settled).toEqual([{ call: 1, spent: { inputTokens: 0, outputTokens: 0, cost: 0n } }]);
     expect(failing.left).toBe(100_000);
