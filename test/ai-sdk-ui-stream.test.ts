@@ -48,8 +48,11 @@ describe('AI SDK UI message stream', () => {
     const chatId = `chat-${randomUUID().slice(0, 8)}`;
     const { chunks, message } = await read(await send(chatId, 'hello there'));
     expect(chunks[0]).toMatchObject({ type: 'start', messageId: expect.any(String) });
-    expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     expect(message).toMatchObject({ role: 'assistant', id: (chunks[0] as { messageId: string }).messageId });
+    // The run's usage is the message's metadata, as the AI SDK keeps it.
+    expect(message!.metadata).toEqual({ usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) } });
+    expect((message!.metadata as { usage: { output_tokens: number } }).usage.output_tokens).toBeGreaterThan(0);
     expect(textOf(message).length).toBeGreaterThan(0);
     // The session is the chat, and it holds the same answer.
     const stored = await runEvents(chatId);
@@ -77,7 +80,7 @@ describe('AI SDK UI message stream', () => {
     const resumed = await transport().reconnectToStream({ chatId });
     expect(resumed).not.toBeNull();
     const { chunks, message } = await read(resumed!);
-    expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     expect(textOf(message)).toBe(Array.from({ length: 30 }, (_, i) => `tok${i} `).join(''));
     expect(await transport().reconnectToStream({ chatId })).toBeNull();
   });
@@ -126,7 +129,7 @@ describe('AI SDK UI message stream', () => {
     const question = userMessage(writeFile('ui-approved.txt'));
     const first = await read(await transport().sendMessages({ chatId, messages: [question], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }));
     // The run waits; this stream ends at the question, as the AI SDK's own server does.
-    expect(first.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
+    expect(first.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
     const asking = first.message!;
     const part = asking.parts.find((p) => p.type === 'dynamic-tool');
     expect(part).toMatchObject({ toolName: 'write_file', state: 'approval-requested', approval: { id: expect.any(String) } });
@@ -137,7 +140,7 @@ describe('AI SDK UI message stream', () => {
     await expect(transport().sendMessages({ chatId: elsewhere, messages: [question, answer(asking, true)], trigger: 'submit-message', messageId: asking.id, abortSignal: undefined })).rejects.toThrow(/hitl_request_not_found/);
     // Resuming while it waits (the question still open) replays to the question and ends there too.
     const replay = await read((await transport().reconnectToStream({ chatId }))!);
-    expect(replay.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
+    expect(replay.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
 
     const answered = answer(asking, true);
     // What useChat's sendAutomaticallyWhen checks before it sends the answer by itself.
@@ -145,14 +148,14 @@ describe('AI SDK UI message stream', () => {
     const next = await read(await transport().sendMessages({ chatId, messages: [question, answered], trigger: 'submit-message', messageId: answered.id, abortSignal: undefined }), answered);
     expect(next.chunks[0]).toEqual({ type: 'start', messageId: asking.id });
     expect(next.chunks.filter((c) => c.type === 'tool-approval-request')).toEqual([]);
-    expect(next.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(next.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     expect(next.message!.id).toBe(asking.id);
     expect(next.message!.parts.filter((p) => p.type === 'dynamic-tool')).toEqual([expect.objectContaining({ toolName: 'write_file', state: 'output-available' })]);
     expect(textOf(next.message).length).toBeGreaterThan(0);
     expect(existsSync(workspaceFile('ui-approved.txt'))).toBe(true);
     // Sending the same answer again (a retried request) does not decide twice: it replays the rest.
     const again = await read(await transport().sendMessages({ chatId, messages: [question, answered], trigger: 'submit-message', messageId: answered.id, abortSignal: undefined }), answered);
-    expect(again.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(again.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
   });
 
   it('a denied approval ends the run as DataAgent does (cancelled, rejected), and the tool never runs', async () => {
@@ -170,7 +173,7 @@ describe('AI SDK UI message stream', () => {
     await expect(send(`chat-${randomUUID().slice(0, 8)}`, 'hi', { apiKey: 'not-a-key' })).rejects.toThrow(/api key/i);
     await expect(send(`chat-${randomUUID().slice(0, 8)}`, 'hi', { body: { assistant_id: 'no-such-assistant' } })).rejects.toThrow(/assistant.*no-such-assistant/i);
     const chosen = await read(await send(`chat-${randomUUID().slice(0, 8)}`, 'hi', { body: { assistant_id: 'default' } }));
-    expect(chosen.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(chosen.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
   });
 
   it("runs the page's own tools: the call ends the stream, the page's output continues the chat", async () => {
@@ -179,7 +182,7 @@ describe('AI SDK UI message stream', () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather where the person is', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
     const question = userMessage(`[[tool:get_weather {"city":"Oslo"}]] ${marker}`);
     const first = await read(await transport(TEST_API_KEY, { tools }).sendMessages({ chatId, messages: [question], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }));
-    expect(first.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
+    expect(first.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
     const call = first.message!.parts.find((p) => p.type === 'dynamic-tool');
     expect(call).toMatchObject({ toolName: 'get_weather', state: 'input-available', input: { city: 'Oslo' } });
     // The page runs it (onToolCall) and adds its output (addToolOutput), as useChat does.
@@ -189,7 +192,7 @@ describe('AI SDK UI message stream', () => {
     };
     expect(lastAssistantMessageIsCompleteWithToolCalls({ messages: [question, withOutput] })).toBe(true);
     const next = await read(await transport(TEST_API_KEY, { tools }).sendMessages({ chatId, messages: [question, withOutput], trigger: 'submit-message', messageId: withOutput.id, abortSignal: undefined }), withOutput);
-    expect(next.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(next.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     expect(textOf(next.message).length).toBeGreaterThan(0);
     // The model read the page's output as the call's result, in the same session.
     const sent = system.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes(marker));

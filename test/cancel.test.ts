@@ -133,7 +133,7 @@ describe('cancel', () => {
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
       // After a cancel only the done is accepted into the log: no late tool result.
-      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'tool_call', 'done']);
+      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'done']);
     } finally {
       socket.disconnect();
     }

@@ -77,8 +77,8 @@ describe('dataagent CLI, local mode (the agent in its own process)', () => {
     const run = await cli(['-p', 'count [[chunks:3]]', '--json'], env);
     expect(run.code).toBe(0);
     const events = jsonLines(run.stdout);
-    expect(events.map((e) => e.event_type)).toEqual(['text', 'text', 'text', 'text', 'done']);
-    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(events.map((e) => e.event_type)).toEqual(['text', 'text', 'text', 'usage', 'text', 'done']);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(new Set(events.map((e) => e.run_id)).size).toBe(1);
     expect(events.at(-1)).toMatchObject({ cancelled: false });
   });

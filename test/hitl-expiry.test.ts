@@ -143,7 +143,7 @@ describe('a decision after its deadline, with every worker killed', () => {
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
       expect(run.filter((e) => e.event_type === 'done')).toHaveLength(1);
-      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'tool_call', 'hitl_request', 'tool_result', 'done']);
+      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'hitl_request', 'tool_result', 'done']);
       expect(await queue.jobState(ack.run_id)).toBe('unknown');
       expect(existsSync(file)).toBe(false);
       const stored = await store.events.list(ack.run_id, 0);

@@ -101,7 +101,7 @@ describe('MCP elicitation', () => {
       expect(done.cancelled).toBe(false);
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
-      expect(kinds(run).filter((k) => k !== 'text')).toEqual(['run_queued', 'run_started', 'tool_call', 'elicitation_request', 'elicitation', 'tool_result', 'done']);
+      expect(kinds(run).filter((k) => k !== 'text')).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'elicitation_request', 'elicitation', 'tool_result', 'usage', 'done']);
       expect(run.find((e) => e.event_type === 'elicitation')).toMatchObject({ request_id: request.request_id, action: 'accept', content: filled });
       expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'success', result: 'Booked Chez Ada for Ada: 2 guests, inside, with a high chair' });
       expect(record.elicitations().filter((e) => e.restaurant === 'Chez Ada')).toEqual([expect.objectContaining({ event: 'elicitation', action: 'accept', content: filled })]);

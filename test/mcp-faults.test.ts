@@ -255,7 +255,7 @@ describe('MCP servers that fail', () => {
         expect(done.cancelled).toBe(true);
         const run = events.ofRun(ack.run_id);
         assertWellFormedRun(run);
-        expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'tool_call', 'done']);
+        expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'done']);
         // Sent when the run was cancelled, not later when the call would have timed out.
         const cancelled = await wrapped.waitFor((e) => e.event === 'cancelled' && e.pid === call.pid && e.request_id === call.request_id);
         expect(cancelled.reason).toMatch(/cancel/i);

@@ -128,7 +128,7 @@ describe('MCP servers from the config file', () => {
       expect(done.cancelled).toBe(true);
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
-      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'tool_call', 'done']);
+      expect(run.map((e) => e.event_type)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'done']);
       await waitUntil(() => count('notifications/cancelled') === cancelledBefore + 1);
       process.stderr.write(`[figure] cancel during trigger-long-running-operation -> done: ${cancelToDoneMs} ms\n`);
     } finally {

@@ -152,7 +152,7 @@ describe('a client generated from the OpenAPI document', () => {
       completion: 'Hello from the scripted LLM server.',
       revokedWithTenant: 0,
     });
-    expect(facts.eventTypes).toEqual(['run_queued', 'run_started', 'tool_call', 'todo_update', 'tool_result', 'text', 'text', 'text', 'done']);
+    expect(facts.eventTypes).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'todo_update', 'tool_result', 'text', 'text', 'usage', 'text', 'done']);
     expect(facts.streamedTypes).toEqual(expect.arrayContaining(['hitl_request', 'file_operation', 'done']));
 
     // Chat, sessions, messages, MCP servers, tenants and keys were all called, and every answer matches its schema.

@@ -70,7 +70,7 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
         expect(lost.map((e) => e.error_code)).toEqual(lost.length ? ['worker_lost'] : []);
         if (lost.length === 0) {
           // Asked once, answered once: the continuation of a parked run repeats none of what the client had.
-          expect(kinds(run).filter((k) => k !== 'file_operation').slice(0, 5)).toEqual(['run_queued', 'run_started', 'tool_call', 'hitl_request', 'tool_result']);
+          expect(kinds(run).filter((k) => k !== 'file_operation').slice(0, 6)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'hitl_request', 'tool_result']);
         }
         const view = continuedView(run);
         expect(view.filter((e) => e.event_type === 'tool_call')).toHaveLength(1);
@@ -98,7 +98,7 @@ describe('runs waiting for a person are parked: they hold no worker slot', () =>
       expect(done).toMatchObject({ cancelled: true, reason: 'cancelled' });
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
-      expect(kinds(run)).toEqual(['run_queued', 'run_started', 'tool_call', 'hitl_request', 'tool_result', 'done']);
+      expect(kinds(run)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'hitl_request', 'tool_result', 'done']);
       expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'cancelled', tool_call_id: run.find((e) => e.event_type === 'tool_call')!.tool_call_id });
       // The question is closed; the job is gone; nothing is written.
       const late = await api(system.url, 'POST', `/hitl/${encodeURIComponent(request.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
@@ -145,7 +145,7 @@ describe('a parked run’s expiry', () => {
       expect(Date.parse(done.timestamp)).toBeGreaterThanOrEqual(Date.parse(request.expires_at ?? ''));
       const run = events.ofRun(ack.run_id);
       assertWellFormedRun(run);
-      expect(kinds(run)).toEqual(['run_queued', 'run_started', 'tool_call', 'hitl_request', 'tool_result', 'done']);
+      expect(kinds(run)).toEqual(['run_queued', 'run_started', 'usage', 'tool_call', 'hitl_request', 'tool_result', 'done']);
       expect(run.find((e) => e.event_type === 'tool_result')).toMatchObject({ status: 'timeout' });
       const late = await api(system.url, 'POST', `/hitl/${encodeURIComponent(request.request_id)}`, { apiKey: TEST_API_KEY, body: { decision: 'approve' } });
       expect({ status: late.status, code: late.body.error_code }).toEqual({ status: 409, code: 'timeout' });

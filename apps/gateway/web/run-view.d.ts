@@ -52,7 +52,19 @@ export interface Turn {
   blocks: Block[];
   hitl: ApprovalQuestion[];
   elicitations: ElicitationQuestion[];
+  /** The run's model calls so far (summed from its usage events; its done's total once it ends). */
+  usage: TurnUsage | null;
 }
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Exact decimal, when any call was priced. */
+  cost: string | null;
+  currency: string | null;
+  estimated: boolean;
+}
+/** "1,234 tokens · 0.0023 USD" (cost to 4 decimals, ~ when estimated); null when nothing was counted. */
+export function usageLine(usage: TurnUsage | null): string | null;
 export type HistoryItem = { kind: 'user'; key: string; text: string; runId: string | null } | { kind: 'turn'; key: string; turn: Turn };
 
 export function newTurn(runId: string, sessionId: string): Turn;

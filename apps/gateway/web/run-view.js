@@ -22,7 +22,7 @@ const FINAL_TOOL_STATUSES = new Set(/** @satisfies {ToolResultStatus[]} */ (['su
  * @returns {Turn}
  */
 export function newTurn(runId, sessionId) {
-  return { runId, sessionId, status: 'streaming', started: false, reason: null, lastSeq: 0, events: [], blocks: [], hitl: [], elicitations: [] };
+  return { runId, sessionId, status: 'streaming', started: false, reason: null, lastSeq: 0, events: [], blocks: [], hitl: [], elicitations: [], usage: null };
 }
 
 /**
@@ -157,9 +157,24 @@ function fold(turn, event) {
       if (!event.recoverable) turn.failed = true;
       break;
     }
+    case 'usage': {
+      const sum = turn.usage ?? { inputTokens: 0, outputTokens: 0, cost: null, currency: null, estimated: false };
+      turn.usage = {
+        inputTokens: sum.inputTokens + event.input_tokens,
+        outputTokens: sum.outputTokens + event.output_tokens,
+        cost: event.priced === false ? sum.cost : addDecimals(sum.cost ?? '0', event.cost),
+        currency: event.priced === false ? sum.currency : event.currency,
+        estimated: sum.estimated || event.estimated === true,
+      };
+      break;
+    }
     case 'done':
       turn.status = event.cancelled ? 'cancelled' : turn.failed ? 'failed' : 'done';
       turn.reason = event.reason ?? null;
+      if (event.usage) {
+        const u = event.usage;
+        turn.usage = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cost: u.cost ?? null, currency: u.currency ?? null, estimated: u.estimated === true };
+      }
       for (const b of turn.blocks) {
         if (b.kind === 'tool' && !FINAL_TOOL_STATUSES.has(b.status)) b.status = 'cancelled';
         if (b.kind === 'tool') b.awaitingApproval = b.awaitingInput = false;
@@ -168,6 +183,33 @@ function fold(turn, event) {
       for (const q of turn.elicitations) q.answered = true;
       break;
   }
+}
+
+/**
+ * Two non-negative decimals added exactly (the costs of calls: 12 decimals each).
+ * @param {string} a
+ * @param {string} b
+ */
+function addDecimals(a, b) {
+  const [aw, af = ''] = a.split('.');
+  const [bw, bf = ''] = b.split('.');
+  const digits = Math.max(af.length, bf.length);
+  const sum = BigInt(aw + af.padEnd(digits, '0')) + BigInt(bw + bf.padEnd(digits, '0'));
+  const text = sum.toString().padStart(digits + 1, '0');
+  return digits === 0 ? text : `${text.slice(0, -digits)}.${text.slice(-digits)}`;
+}
+
+/**
+ * "1,234 tokens · 0.0023 USD" (cost to 4 decimals, ~ before estimated figures); null when nothing was counted.
+ * @param {import('./run-view.js').TurnUsage | null} usage
+ */
+export function usageLine(usage) {
+  if (!usage) return null;
+  const approx = usage.estimated ? '~' : '';
+  const tokens = `${approx}${(usage.inputTokens + usage.outputTokens).toLocaleString('en-US')} tokens`;
+  if (!usage.cost || !usage.currency) return tokens;
+  const [whole, fraction = ''] = usage.cost.split('.');
+  return `${tokens} · ${approx}${whole}.${fraction.padEnd(4, '0').slice(0, 4)} ${usage.currency}`;
 }
 
 function findTool(turn, id) {

@@ -1,6 +1,6 @@
 import { TOOL_RESULT_STATUSES } from '#core/events/execution-event.js';
 import type { EventDict, EventDictOf, EventType } from './events.js';
-import { applyEvent, diffLines, foldEvents, historyItems, newTurn, pendingApprovals, pendingElicitations, shortArgs, type ToolBlock, type Turn } from './run-view.js';
+import { applyEvent, diffLines, foldEvents, historyItems, newTurn, pendingApprovals, pendingElicitations, shortArgs, usageLine, type ToolBlock, type Turn } from './run-view.js';
 
 const RUN = 'run-1';
 let seq = 0;
@@ -131,6 +131,26 @@ describe('a run folded from its events', () => {
     );
     expect(turn.blocks.filter((b) => b.kind === 'todos')).toEqual([{ kind: 'todos', todos: [{ content: 'plan', status: 'completed' }, { content: 'act', status: 'pending' }] }]);
     expect(turn.status).toBe('failed');
+  });
+});
+
+describe("a run's usage", () => {
+  const call = (fields: Partial<EventDictOf<'usage'>>) => ev('usage', { model: 'openai:gpt-4o', call: 1, input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cost: '0.000000000000', currency: 'USD', ...fields });
+
+  it("sums the calls exactly while the run streams, and takes the done's total at the end", () => {
+    const turn = fold(
+      call({ input_tokens: 1000, output_tokens: 20, cost: '0.000000000001' }),
+      call({ call: 2, input_tokens: 1100, output_tokens: 5, cost: '0.002800000002', estimated: true }),
+    );
+    expect(turn.usage).toEqual({ inputTokens: 2100, outputTokens: 25, cost: '0.002800000003', currency: 'USD', estimated: true });
+    expect(usageLine(turn.usage)).toBe('~2,125 tokens · ~0.0028 USD');
+    applyEvent(turn, ev('done', { cancelled: false, usage: { input_tokens: 2100, output_tokens: 25, cost: '0.002800000003', currency: 'USD' } }));
+    expect(usageLine(turn.usage)).toBe('2,125 tokens · 0.0028 USD');
+  });
+
+  it('shows tokens alone for a model without a price, and nothing before any call', () => {
+    expect(usageLine(fold(call({ input_tokens: 7, output_tokens: 3, priced: false })).usage)).toBe('10 tokens');
+    expect(usageLine(newTurn(RUN, 's1').usage)).toBeNull();
   });
 });
 

@@ -1,7 +1,7 @@
 /** One assistant answer: its markdown, tool cards, file diffs, todo list, errors and end. */
 import { html, useMemo, useState } from './vendor/preact.js';
 import { renderMarkdown } from './markdown.js';
-import { diffLines, shortArgs } from './run-view.js';
+import { diffLines, shortArgs, usageLine } from './run-view.js';
 
 export function Turn({ turn, onRetry }) {
   const streaming = turn.status === 'streaming';
@@ -27,6 +27,7 @@ export function Turn({ turn, onRetry }) {
       ${streaming && turn.started && html`<span class="typing" aria-hidden="true"></span>`}
       ${turn.status === 'cancelled' && html`<p class="run-ended" data-testid="run-ended">Stopped</p>`}
       ${turn.status === 'failed' && html`<p class="run-ended" data-testid="run-ended">Failed</p>`}
+      ${!streaming && usageLine(turn.usage) && html`<p class="run-usage" data-testid="run-usage" title="What this answer's model calls used">${usageLine(turn.usage)}</p>`}
     </article>
   `;
 }

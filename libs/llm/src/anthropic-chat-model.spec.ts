@@ -42,7 +42,8 @@ describe('AnthropicChatModel against a scripted Messages API server', () => {
 
     expect(texts(chunks)).toEqual(Array.from({ length: 20 }, (_, i) => `tok${i} `));
     expect(chunks.slice(-2)).toEqual([
-      { type: 'usage', inputTokens: 12, outputTokens: 20 },
+      // 12 input, 2 of them read from the prompt cache.
+      { type: 'usage', inputTokens: 12, outputTokens: 20, cachedInputTokens: 2 },
       { type: 'finish', reason: 'stop' },
     ]);
     const request = server.requests.at(-1)!;
@@ -59,7 +60,7 @@ describe('AnthropicChatModel against a scripted Messages API server', () => {
     expect(first).toEqual([
       { type: 'text', text: 'Let me check.' },
       { type: 'tool_calls', calls: [{ id: 'toolu_1', name: 'weather.get', arguments: args }] },
-      { type: 'usage', inputTokens: 12, outputTokens: 2 },
+      { type: 'usage', inputTokens: 12, outputTokens: 2, cachedInputTokens: 2 },
       { type: 'finish', reason: 'tool_calls' },
     ]);
     expect(server.requests.at(-1)!.body.tools).toEqual([{ name: 'weather__get', description: 'Weather for a city', input_schema: weather.parameters }]);

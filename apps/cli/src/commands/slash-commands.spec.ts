@@ -1,4 +1,5 @@
 import type { AgentBackend } from '../agent/agent-backend.js';
+import { SessionUsage } from '../ui/session-usage.js';
 import { helpText, runSlashCommand, type CommandContext } from './slash-commands.js';
 
 function context(backend: Partial<AgentBackend>, busy = false) {
@@ -8,6 +9,7 @@ function context(backend: Partial<AgentBackend>, busy = false) {
     backend: backend as AgentBackend,
     mode: 'local',
     busy,
+    usage: new SessionUsage(),
     notice: (text) => void notices.push(text),
     cancel: () => (calls.push('cancel'), busy),
     retry: async () => void calls.push('retry'),
@@ -18,6 +20,18 @@ function context(backend: Partial<AgentBackend>, busy = false) {
 }
 
 describe('slash commands', () => {
+  it("tells this session's usage, also while an answer runs, and a new session starts it again", async () => {
+    const { ctx, notices } = context({ newSession: () => undefined }, false);
+    ctx.usage.add({ event_type: 'usage', session_id: 's', run_id: 'r', seq: 1, timestamp: '', model: 'm', call: 1, input_tokens: 10, output_tokens: 2, cached_input_tokens: 0, cost: '0.000100000000', currency: 'USD' });
+    await runSlashCommand(ctx, '/usage');
+    expect(notices.pop()).toBe('this session: 1 model call, 12 tokens (10 in, 2 out), 0.0001 USD');
+    await runSlashCommand({ ...context({}, true).ctx, usage: ctx.usage, notice: (t) => void notices.push(t) }, '/usage');
+    expect(notices.pop()).toContain('12 tokens');
+    await runSlashCommand({ ...ctx, clear: () => undefined }, '/new');
+    await runSlashCommand(ctx, '/usage');
+    expect(notices.pop()).toBe('this session: no model calls yet');
+  });
+
   it('lists sessions with the id /resume takes, newest first as the backend gives them', async () => {
     const { ctx, notices } = context({ sessions: async () => [{ id: 'abc', title: 'sales\nby region', updatedAt: new Date('2026-03-04T05:06:07Z') }] });
     await runSlashCommand(ctx, '/sessions');

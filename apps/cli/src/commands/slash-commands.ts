@@ -1,10 +1,13 @@
 import type { AgentBackend } from '../agent/agent-backend.js';
+import type { SessionUsage } from '../ui/session-usage.js';
 
 /** What the commands act on: the interactive session, seen from here. */
 export interface CommandContext {
   readonly backend: AgentBackend;
   readonly mode: 'local' | 'remote';
   readonly busy: boolean;
+  /** What this session's model calls used, from their usage events. */
+  readonly usage: SessionUsage;
   notice(text: string, tone?: 'info' | 'warn'): void;
   cancel(): boolean;
   retry(): Promise<void>;
@@ -27,6 +30,7 @@ const COMMANDS: Record<string, SlashCommand> = {
     help: 'start a new session (clears the screen)',
     run: (ctx) => {
       ctx.backend.newSession();
+      ctx.usage.reset();
       ctx.clear();
       ctx.notice('new session: the next question starts it');
     },
@@ -50,6 +54,7 @@ const COMMANDS: Record<string, SlashCommand> = {
       ctx.notice(`resumed session ${id}: the next question continues it`);
     },
   },
+  usage: { usage: '/usage', help: "what this session's model calls used: tokens, and cost where the model has a price", anytime: true, run: (ctx) => ctx.notice(ctx.usage.describe()) },
   retry: { usage: '/retry', help: 'send the last question again (after an error)', run: (ctx) => ctx.retry() },
   cancel: {
     usage: '/cancel',

@@ -6,6 +6,7 @@ import type { ElicitationQuestion } from '../hitl/elicitor.js';
 import { promptFields, readAnswer, type PromptField } from '../hitl/form-prompt.js';
 import { LineEditor, type EditorKey } from '../input/line-editor.js';
 import { runSlashCommand, type CommandContext } from '../commands/slash-commands.js';
+import { SessionUsage } from './session-usage.js';
 import { Transcript } from './transcript.js';
 
 /** Two Ctrl-C within this long exit, whatever the first one did. */
@@ -42,6 +43,7 @@ export interface PendingElicitation {
  */
 export class InteractiveSession implements CommandContext {
   readonly transcript = new Transcript();
+  readonly usage = new SessionUsage();
   readonly editor = new LineEditor();
   pending: PendingApproval | undefined;
   elicitation: PendingElicitation | undefined;
@@ -160,6 +162,7 @@ export class InteractiveSession implements CommandContext {
     this.changed();
     try {
       for await (const event of this.backend.run(question, run.signal)) {
+        this.usage.add(event);
         this.transcript.apply(event);
         this.changed();
       }

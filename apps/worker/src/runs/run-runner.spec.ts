@@ -63,7 +63,8 @@ async function setUp(options: { timeoutMs?: number; message?: string } = {}) {
   backend.takeSlot('t', 'r1');
   await lifecycle.enqueue(job);
   const run = () => backend.process('r1', (j) => runner.run(j)) as Promise<RunOutcome>;
-  const kinds = () => backend.eventsOf('r1').map((e) => e.event_type);
+  // The calls' usage facts have their own specs (agent-executor-usage.spec.ts): this one follows the run's life.
+  const kinds = () => backend.eventsOf('r1').map((e) => e.event_type).filter((k) => k !== 'usage');
   const requestId = () => backend.eventsOf('r1').find((e) => e.event_type === 'hitl_request')!.request_id as string;
   return { backend, store, runner, lifecycle, run, kinds, requestId, sent, archived };
 }
@@ -76,7 +77,7 @@ describe('RunRunner, on plain fakes', () => {
     expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'tool_call', 'hitl_request']);
     expect((await store.runs.get('r1'))?.status).toBe('waiting');
     expect(await backend.jobs.jobState('r1')).toBe('delayed');
-    expect(await backend.ledger.parkedOf('r1')).toMatchObject({ seq: 5 });
+    expect(await backend.ledger.parkedOf('r1')).toMatchObject({ seq: 6 });
     expect(backend.slotsHeld.get('t')?.has('r1')).toBe(true);
   });
 
@@ -87,7 +88,7 @@ describe('RunRunner, on plain fakes', () => {
     await lifecycle.wake('r1');
     expect(await run()).toBe('finished');
     expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'tool_call', 'hitl_request', 'tool_result', 'text', 'text', 'done']);
-    expect(backend.eventsOf('r1').map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(backend.eventsOf('r1').map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(sent).toEqual(['x']);
     expect((await store.runs.get('r1'))?.status).toBe('completed');
     expect((await store.messages.list('s1', { limit: 10, offset: 0 })).map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant']);
@@ -112,7 +113,7 @@ describe('RunRunner, on plain fakes', () => {
     expect(backend.eventsOf('r1').at(-1)).toMatchObject({ cancelled: true, reason: 'cancelled' });
     expect((await backend.hitl.get(requestId()))?.status).toBe('cancelled');
     expect((await store.runs.get('r1'))?.status).toBe('cancelled');
-    expect((await store.events.list('r1', 0)).length).toBe(7);
+    expect((await store.events.list('r1', 0)).filter((e) => e.event_type !== 'usage').length).toBe(7);
     expect(backend.slotsHeld.get('t')?.has('r1')).toBe(false);
     expect(sent).toEqual([]);
   });
@@ -155,7 +156,7 @@ describe('RunRunner, on plain fakes', () => {
     // Taken back: nothing the client has is redone, so there is nothing to tell it.
     expect(await run()).toEqual({ parked: expect.anything() });
     expect(kinds()).toEqual(['run_queued', 'run_started', 'text', 'tool_call', 'hitl_request']);
-    expect(backend.eventsOf('r1').map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(backend.eventsOf('r1').map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('a takeover after the lost worker sent events past its last step tells the client once where it resumes', async () => {

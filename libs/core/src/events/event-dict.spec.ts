@@ -134,7 +134,7 @@ describe('the wire form of each event type', () => {
   });
 
   it('types fromDict by the dict it is given', () => {
-    const done: DoneEvent = ExecutionEvent.fromDict(wire.done);
+    const done: DoneEvent = ExecutionEvent.fromDict<'done'>(wire.done);
     expect(done.cancelled).toBe(true);
   });
 });

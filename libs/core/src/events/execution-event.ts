@@ -143,7 +143,12 @@ export interface ErrorEventDict extends EventDictBase<'error'> {
 export interface RunUsage {
   input_tokens: number;
   output_tokens: number;
+  /** Of the input, what the provider read from its prompt cache; absent when none. */
+  cached_input_tokens?: number;
   estimated?: true;
+  /** What the run's calls cost (the sum of their `usage` facts, exact), in `currency`; absent when no call was priced. */
+  cost?: string;
+  currency?: string;
 }
 
 /**
@@ -622,7 +627,13 @@ const builders: Record<EventType, Builder> = {
 function usageOf(v: unknown): RunUsage | undefined {
   const u = obj(v);
   if (typeof u.input_tokens !== 'number' || typeof u.output_tokens !== 'number') return undefined;
-  return { input_tokens: u.input_tokens, output_tokens: u.output_tokens, ...(u.estimated === true ? { estimated: true as const } : {}) };
+  return {
+    input_tokens: u.input_tokens,
+    output_tokens: u.output_tokens,
+    ...(typeof u.cached_input_tokens === 'number' ? { cached_input_tokens: u.cached_input_tokens } : {}),
+    ...(u.estimated === true ? { estimated: true as const } : {}),
+    ...(typeof u.cost === 'string' && typeof u.currency === 'string' ? { cost: u.cost, currency: u.currency } : {}),
+  };
 }
 
 /**

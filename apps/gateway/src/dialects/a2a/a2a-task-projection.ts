@@ -1,4 +1,4 @@
-import type { EventDict, HitlRequestEventDict } from '#core/events/execution-event.js';
+import type { EventDict, HitlRequestEventDict, RunUsage } from '#core/events/execution-event.js';
 import { toolCallOfRequest } from '#core/hitl/approval-request-id.js';
 
 /** A task's state as A2A 1.0's JSON-RPC binding spells it (proto JSON enum names). */
@@ -33,20 +33,23 @@ export interface A2aArtifact {
   parts: A2aPart[];
 }
 
-/** `metadata.dataagent.seq`: the run's event the task (or update) stands at, its resume position. */
+/**
+ * `metadata.dataagent.seq`: the run's event the task (or update) stands at, its resume position;
+ * `usage`, once the run is done: its tokens and cost.
+ */
 export interface A2aTask {
   id: string;
   contextId: string;
   status: A2aTaskStatus;
   artifacts: A2aArtifact[];
-  metadata: { dataagent: { session_id: string; run_id: string; seq: number } };
+  metadata: { dataagent: { session_id: string; run_id: string; seq: number; usage?: RunUsage } };
 }
 
 export interface A2aStatusUpdate {
   taskId: string;
   contextId: string;
   status: A2aTaskStatus;
-  metadata: { dataagent: { seq: number } };
+  metadata: { dataagent: { seq: number; usage?: RunUsage } };
 }
 
 export interface A2aArtifactUpdate {
@@ -86,6 +89,8 @@ export class A2aTaskProjection {
   /** The approval asked last, and the done's reason: what a late answer to it is told. */
   private lastAsked?: string;
   private endReason?: string;
+  /** The run's usage, once its done is in. */
+  private usage?: RunUsage;
   /** Approvals whose call was closed because nobody answered in time (before the run's done, if any, is in). */
   private readonly timedOut = new Set<string>();
   /** The seq of the last event folded in: where a follow continues. */
@@ -138,7 +143,7 @@ export class A2aTaskProjection {
       contextId: this.contextId,
       status: this.status(),
       artifacts: this.answerStarted ? [this.answerArtifact(this.answer)] : [],
-      metadata: { dataagent: { session_id: this.sessionId, run_id: this.taskId, seq: this.lastSeq } },
+      metadata: { dataagent: { session_id: this.sessionId, run_id: this.taskId, seq: this.lastSeq, ...(this.usage ? { usage: this.usage } : {}) } },
     };
   }
 
@@ -191,6 +196,7 @@ export class A2aTaskProjection {
       case 'done': {
         this.pending.length = 0;
         this.endReason = event.reason;
+        this.usage = event.usage;
         const state: A2aTaskState = event.cancelled ? 'TASK_STATE_CANCELED' : this.failure ? 'TASK_STATE_FAILED' : 'TASK_STATE_COMPLETED';
         const why = event.cancelled ? `The run was cancelled${event.reason && event.reason !== 'cancelled' ? ` (${event.reason})` : ''}.` : this.failure;
         return [this.moveTo(state, event, why ? [{ type: 'done', cancelled: event.cancelled, reason: event.reason ?? null }] : [], why)];
@@ -230,8 +236,9 @@ export class A2aTaskProjection {
     return { state: this.state, ...(this.statusMessage ? { message: this.statusMessage } : {}), ...(this.timestamp ? { timestamp: this.timestamp } : {}) };
   }
 
-  private envelope(event: EventDict): { taskId: string; contextId: string; metadata: { dataagent: { seq: number } } } {
-    return { taskId: this.taskId, contextId: this.contextId, metadata: { dataagent: { seq: event.seq } } };
+  private envelope(event: EventDict): { taskId: string; contextId: string; metadata: { dataagent: { seq: number; usage?: RunUsage } } } {
+    const usage = event.event_type === 'done' ? event.usage : undefined;
+    return { taskId: this.taskId, contextId: this.contextId, metadata: { dataagent: { seq: event.seq, ...(usage ? { usage } : {}) } } };
   }
 
   private answerArtifact(text: string): A2aArtifact {

@@ -45,7 +45,14 @@ export class UiMessageProjection {
           ? [{ type: 'data-dataagent-notice', data: { error_code: event.error_code ?? null, message: event.error }, transient: true }]
           : [...this.closeText(), { type: 'error', errorText: event.error }];
       case 'done':
-        return [...this.closeText(), { type: 'finish-step' }, event.cancelled ? { type: 'abort', ...(event.reason ? { reason: event.reason } : {}) } : { type: 'finish', finishReason: event.reason === 'tool_calls' ? 'tool-calls' : 'stop' }];
+        // The run's usage goes as the message's metadata (`message.metadata.usage` on the page).
+        return [
+          ...this.closeText(),
+          { type: 'finish-step' },
+          event.cancelled
+            ? { type: 'abort', ...(event.reason ? { reason: event.reason } : {}) }
+            : { type: 'finish', finishReason: event.reason === 'tool_calls' ? 'tool-calls' : event.reason === 'budget' ? 'length' : 'stop', ...(event.usage ? { messageMetadata: { usage: event.usage } } : {}) },
+        ];
       default:
         return [];
     }

@@ -58,6 +58,20 @@ export class CompletionUsage {
 
   @ApiProperty({ type: 'integer' })
   total_tokens: number;
+
+  @ApiPropertyOptional({ type: () => PromptTokensDetails, description: 'Of the prompt, the tokens the provider read from its cache' })
+  prompt_tokens_details?: PromptTokensDetails;
+
+  @ApiPropertyOptional({ description: "DataAgent's own: what the run's model calls cost, exact, as a decimal string", example: '0.002200000000' })
+  cost?: string;
+
+  @ApiPropertyOptional({ description: "DataAgent's own: the currency of `cost`", example: 'USD' })
+  currency?: string;
+}
+
+export class PromptTokensDetails {
+  @ApiProperty({ type: 'integer' })
+  cached_tokens: number;
 }
 
 class ChatCompletionMessage {
@@ -78,8 +92,8 @@ class ChatCompletionChoice {
   @ApiProperty({ type: ChatCompletionMessage })
   message: ChatCompletionMessage;
 
-  @ApiProperty({ enum: ['stop', 'tool_calls'], description: "tool_calls: the run stopped at calls to the request's own tools" })
-  finish_reason: 'stop' | 'tool_calls';
+  @ApiProperty({ enum: ['stop', 'tool_calls', 'length'], description: "tool_calls: the run stopped at calls to the request's own tools; length: a budget was spent (budget_exhausted)" })
+  finish_reason: 'stop' | 'tool_calls' | 'length';
 
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Always null' })
   logprobs: null;
@@ -128,8 +142,8 @@ class ChatCompletionChunkChoice {
   @ApiProperty({ type: ChatCompletionDelta })
   delta: ChatCompletionDelta;
 
-  @ApiProperty({ type: String, enum: ['stop', 'tool_calls'], nullable: true, description: 'stop or tool_calls in the last chunk with a choice' })
-  finish_reason: 'stop' | 'tool_calls' | null;
+  @ApiProperty({ type: String, enum: ['stop', 'tool_calls', 'length'], nullable: true, description: 'stop, tool_calls or length (a budget was spent) in the last chunk with a choice' })
+  finish_reason: 'stop' | 'tool_calls' | 'length' | null;
 
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'Always null' })
   logprobs: null;

@@ -331,6 +331,8 @@ function endsAnswer(event: ErrorEventDict): boolean {
 
 function runError(event: ErrorEventDict): ApiError {
   const code = event.error_code ?? 'run_failed';
+  // A budget spent mid-run is a quota, as OpenAI answers one: 429, and when it starts again.
+  if (code === 'budget_exhausted') return new ApiError(429, code, event.error, {}, event.retry_after !== undefined ? { 'Retry-After': String(Math.max(1, Math.ceil(event.retry_after))) } : NO_RETRY);
   const field = REQUEST_ERRORS[code];
   if (field) return new ApiError(400, code, event.error, { fields: { [field]: [code] } }, NO_RETRY);
   const status = BUSY_LLM[code];
@@ -347,14 +349,20 @@ function sendError(res: Response, error: ApiError): void {
 
 type FinishReason = ChatCompletion['choices'][number]['finish_reason'];
 
-/** How the answer ended: at calls to the client's tools, or with the assistant's word. */
+/** How the answer ended: at calls to the client's tools, cut short by a spent budget, or with the assistant's word. */
 function finishReasonOf(done: DoneEventDict): FinishReason {
-  return done.reason === 'tool_calls' ? 'tool_calls' : 'stop';
+  return done.reason === 'tool_calls' ? 'tool_calls' : done.reason === 'budget' ? 'length' : 'stop';
 }
 
 /** A run's usage in OpenAI's words. */
 function openAiUsage(usage: RunUsage): CompletionUsage {
-  return { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens };
+  return {
+    prompt_tokens: usage.input_tokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: usage.input_tokens + usage.output_tokens,
+    ...(usage.cached_input_tokens ? { prompt_tokens_details: { cached_tokens: usage.cached_input_tokens } } : {}),
+    ...(usage.cost ? { cost: usage.cost, currency: usage.currency } : {}),
+  };
 }
 
 function includeUsage(body: ChatCompletionRequestDto): boolean {

@@ -51,6 +51,9 @@ export interface ResponseUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
+  /** DataAgent's own: what the run's model calls cost, exact, and its currency. */
+  cost?: string;
+  currency?: string;
 }
 
 /** A response object, as OpenAI's Responses API shows one (the fields DataAgent can say). */
@@ -310,9 +313,10 @@ function errorText(result: unknown): string {
 function usageOf(usage: RunUsage): ResponseUsage {
   return {
     input_tokens: usage.input_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cached_input_tokens ?? 0 },
     output_tokens: usage.output_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.input_tokens + usage.output_tokens,
+    ...(usage.cost ? { cost: usage.cost, currency: usage.currency } : {}),
   };
 }

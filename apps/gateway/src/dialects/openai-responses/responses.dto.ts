@@ -111,6 +111,12 @@ class ResponseUsageDto {
 
   @ApiProperty({ type: 'integer' })
   total_tokens: number;
+
+  @ApiPropertyOptional({ description: "DataAgent's own: what the run's model calls cost, exact, as a decimal string", example: '0.002200000000' })
+  cost?: string;
+
+  @ApiPropertyOptional({ description: "DataAgent's own: the currency of `cost`", example: 'USD' })
+  currency?: string;
 }
 
 /** A response, as OpenAI's Responses API shows one: a window of one run's event log. */

@@ -18,6 +18,7 @@ import {
   type TextEventDict,
   type TodoItem,
   type TodoUpdateEventDict,
+  type UsageEventDict,
   type ToolCallEventDict,
   type ToolResultEventDict,
   type ToolResultStatus,
@@ -205,8 +206,49 @@ export class RunUsageView implements RunUsage {
   @ApiProperty({ type: 'integer' })
   output_tokens: number;
 
-  @ApiPropertyOptional({ enum: [true], description: 'Some model call reported nothing: counted at about 4 characters a token' })
+  @ApiPropertyOptional({ type: 'integer', description: 'Of the input, what the provider read from its prompt cache' })
+  cached_input_tokens?: number;
+
+  @ApiPropertyOptional({ enum: [true], description: "Some model call reported nothing: counted with the model family's tokenizer" })
   estimated?: true;
+
+  @ApiPropertyOptional({ description: "What the run's calls cost, exact (12 decimals), when any was priced", example: '0.002200000000' })
+  cost?: string;
+
+  @ApiPropertyOptional({ example: 'USD' })
+  currency?: string;
+}
+
+export class UsageEventView extends RunEventEnvelope implements UsageEventDict {
+  @ApiProperty({ enum: ['usage'] })
+  event_type: 'usage';
+
+  @ApiProperty({ description: "The model's id", example: 'openai:gpt-4o' })
+  model: string;
+
+  @ApiProperty({ type: 'integer', description: "The call's number within the run" })
+  call: number;
+
+  @ApiProperty({ type: 'integer', description: 'Cached input included' })
+  input_tokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  output_tokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  cached_input_tokens: number;
+
+  @ApiPropertyOptional({ enum: [true], description: "The provider reported nothing: counted with the model family's tokenizer" })
+  estimated?: true;
+
+  @ApiProperty({ description: 'Exact, 12 decimals, from the price table when the call was made', example: '0.002200000000' })
+  cost: string;
+
+  @ApiProperty({ example: 'USD' })
+  currency: string;
+
+  @ApiPropertyOptional({ enum: [false], description: 'The price table has no price for the model (cost 0)' })
+  priced?: false;
 }
 
 export class DoneEventView extends RunEventEnvelope implements DoneEventDict {
@@ -284,6 +326,7 @@ export const RUN_EVENT_VIEWS = [
   FileOperationEventView,
   ElicitationRequestEventView,
   ElicitationEventView,
+  UsageEventView,
   ErrorEventView,
   DoneEventView,
 ];
