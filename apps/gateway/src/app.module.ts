@@ -21,6 +21,7 @@ import type { GatewaySettings } from './infra/gateway-config.js';
 import { InfraModule } from './infra/infra.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { UsageModule } from './usage/usage.module.js';
 import { SessionAccess } from './sessions/session-access.service.js';
 import { SessionCleanup } from './sessions/session-cleanup.service.js';
 import { SessionsController } from './sessions/sessions.controller.js';
@@ -42,6 +43,7 @@ export class AppModule {
         AuthModule,
         McpModule,
         AdminModule,
+        UsageModule,
         LoggingModule.forRoot({ level: settings.log.level }),
       ],
       controllers: [
