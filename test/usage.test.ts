@@ -18,6 +18,13 @@ const KEYS = `${ALICE}:acme:alice,${BOB}:acme:bob,${CAROL}:acme:carol:admin,${DA
 const ENVIRONMENT_PRICES = { '*': { input: '1', output: '1' } };
 const API_PRICES = { '*': { input: '2.5', output: '10.123456', cached_input: '1.25' } };
 
+/** A period that holds every call of the test, whenever it runs (a report covers at most ten years). */
+const AROUND_NOW = `from=${dayOffset(-3)}&to=${dayOffset(3)}`;
+
+function dayOffset(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
 const TODO = '[[tool:write_todos {"todos":[{"content":"count it","status":"pending"}]}]]';
 
 interface Sums {
@@ -116,7 +123,7 @@ describe('usage, metered and shown', () => {
     let seen = -1;
     await waitUntil(
       async () => {
-        const { body } = await get(key, `/usage?group_by=model&from=2000-01-01&to=2099-12-31`);
+        const { body } = await get(key, `/usage?group_by=model&${AROUND_NOW}`);
         seen = body.totals.reduce((n, t) => n + t.calls, 0);
         return seen === count;
       },
@@ -282,7 +289,6 @@ describe('usage, metered and shown', () => {
       await system.addWorker();
       const done = await events.done(ack.run_id, 30_000);
       expect(done.cancelled).toBe(false);
-      expect(events.ofRun(ack.run_id).some((e) => e.event_type === 'error' && e.error_code === 'worker_lost')).toBe(true);
     } finally {
       socket.disconnect();
       system.llm.setScript();
@@ -292,12 +298,15 @@ describe('usage, metered and shown', () => {
     const metered = log.filter((e): e is UsageEventDict => e.event_type === 'usage');
     // Every call that answered is in the log once: the first, and the second made again after the
     // takeover (the hung one never answered, so it reported nothing).
-    const answered = system.llm.requests.filter((r) => lastUserText(r).includes('rescue me') && r.usage);
+    const asked = system.llm.requests.filter((r) => lastUserText(r).includes('rescue me'));
+    const answered = asked.filter((r) => r.usage);
+    expect(asked.length).toBeGreaterThan(answered.length);
     expect(metered.map((e) => e.input_tokens)).toEqual(answered.map((r) => r.usage!.prompt_tokens));
+    expect(metered.length).toBeGreaterThanOrEqual(2);
     await counted(ALICE, before + metered.length);
     const all = await calls();
     const alices = all.filter((c) => c.user === 'alice');
-    expect(byKey((await get(ALICE, `/usage?group_by=model&from=2000-01-01&to=2099-12-31`)).body)).toEqual(expected(alices, (c) => c.event.model));
+    expect(byKey((await get(ALICE, `/usage?group_by=model&${AROUND_NOW}`)).body)).toEqual(expected(alices, (c) => c.event.model));
 
     // Each run's totals on its row: the sums of its calls.
     const connection = await mysql.createConnection({ supportBigNumbers: true, bigNumberStrings: true, host: system.env.DATAAGENT_MYSQL_HOST, port: Number(system.env.DATAAGENT_MYSQL_PORT), user: system.env.DATAAGENT_MYSQL_USER, password: system.env.DATAAGENT_MYSQL_PASSWORD, database: system.env.DATAAGENT_MYSQL_DATABASE });

@@ -97,7 +97,8 @@ export class MysqlUsageStore implements UsageStore {
   private async insert(manager: EntityManager, facts: readonly UsageFact[]): Promise<void> {
     if (facts.length === 0) return;
     const row = `(${FACT_COLUMNS.map(() => '?').join(', ')})`;
-    const values = facts.flatMap((f) => [f.runId, f.seq, f.tenantId, f.userId, f.assistantId, f.sessionId, f.model, f.day, f.occurredAt, f.inputTokens, f.outputTokens, f.cachedInputTokens, f.estimated ? 1 : 0, formatPico(f.cost), f.currency]);
+    // A model id longer than the column is cut rather than failing the flush that carries the run's events.
+    const values = facts.flatMap((f) => [f.runId, f.seq, f.tenantId, f.userId, f.assistantId, f.sessionId, f.model.slice(0, 200), f.day, f.occurredAt, f.inputTokens, f.outputTokens, f.cachedInputTokens, f.estimated ? 1 : 0, formatPico(f.cost), f.currency]);
     // A fact stored already (the batch was archived before) stays as it is.
     await manager.query(
       `INSERT INTO \`usage_facts\` (${FACT_COLUMNS.map((c) => `\`${c}\``).join(', ')}) VALUES ${facts.map(() => row).join(', ')} ON DUPLICATE KEY UPDATE \`run_id\` = \`run_id\``,

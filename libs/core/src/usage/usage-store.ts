@@ -29,7 +29,7 @@ export interface UsageFact {
 /** Whose a run is: what a usage fact takes from the run's row. */
 export type RunOwner = Pick<UsageFact, 'tenantId' | 'userId' | 'assistantId' | 'sessionId'>;
 
-/** The run's own part of each of its `usage` events, in seq order; other events are left out. */
+/** A run's `usage` events as facts, with the run's owner, in the order given; other events are left out. */
 export function usageFactsOf(runId: string, events: readonly EventDict[], owner: RunOwner): UsageFact[] {
   const facts: UsageFact[] = [];
   for (const e of events) {
