@@ -105,6 +105,7 @@ describe('RunMetrics', () => {
     expect(await count(metrics, 'dataagent_tool_call_duration_seconds', { tool: 'write_todos', status: 'error' })).toBe(1);
     expect(await count(metrics, 'dataagent_tool_call_duration_seconds', { tool: 'unknown', status: 'error' })).toBe(1);
   });
+
   it("counts each call's tokens by kind and its cost by model; the tenant only where the operator asked for it", async () => {
     const call = { model: 'openai:gpt-4o', call: 1, inputTokens: 1000, outputTokens: 50, cachedInputTokens: 400, estimated: false, cost: '0.003250000000', currency: 'USD', priced: true };
     const meter = runs.start(job('r1'));
