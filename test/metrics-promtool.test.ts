@@ -103,6 +103,8 @@ describe('metrics, as Prometheus reads them', () => {
     expect(gateway).toMatch(/^dataagent_tenant_run_slot_requests_total\{result="granted"\} 2$/m);
     expect(worker).toMatch(/^dataagent_mcp_call_duration_seconds_count\{.*status="ok".*\} 1$/m);
     expect(worker).toMatch(/^dataagent_mcp_connections\{server="shop",status="connected"\} 1$/m);
+    // The scripted model reports each call's usage: tokens and cost by model.
+    expect(worker).toMatch(/^dataagent_model_tokens_total\{model="[^"]+",kind="input"\} [1-9]\d*$/m);
     // Both at once, so a failure shows what promtool said about each.
     expect({ gateway: checkMetrics(gateway), worker: checkMetrics(worker) }).toEqual({ gateway: { status: 0, output: '' }, worker: { status: 0, output: '' } });
   });
@@ -112,8 +114,8 @@ describe('metrics, as Prometheus reads them', () => {
     const queries = dashboardQueries();
     expect(queries.length).toBeGreaterThan(10);
     const read = new Set(queries.flatMap((q) => metricNamesIn(q.expr)));
-    // What an operator watches: runs, queue depth, latencies, errors, MCP health, tenant run slots.
-    for (const name of ['dataagent_runs_active', 'dataagent_runs_finished_total', 'bullmq_jobs', 'dataagent_run_start_delay_seconds_bucket', 'dataagent_event_delivery_seconds_bucket', 'dataagent_cancel_latency_seconds_bucket', 'dataagent_mcp_call_duration_seconds_count', 'dataagent_mcp_connections', 'dataagent_tenant_run_slot_requests_total']) {
+    // What an operator watches: runs, queue depth, latencies, errors, MCP health, tenant run slots, model usage.
+    for (const name of ['dataagent_runs_active', 'dataagent_runs_finished_total', 'bullmq_jobs', 'dataagent_run_start_delay_seconds_bucket', 'dataagent_event_delivery_seconds_bucket', 'dataagent_cancel_latency_seconds_bucket', 'dataagent_mcp_call_duration_seconds_count', 'dataagent_mcp_connections', 'dataagent_tenant_run_slot_requests_total', 'dataagent_model_tokens_total', 'dataagent_model_cost_total']) {
       expect(read).toContain(name);
     }
     const unknown = queries.flatMap((q) => metricNamesIn(q.expr).filter((name) => !exported.has(name)).map((name) => `${q.panel}: ${name}`));

@@ -12,7 +12,7 @@ import { conversationStoreContract } from './support/conversation-store-contract
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from './support/databases.js';
 import { waitUntil } from './support/event-waits.js';
 
-const TABLES = ['run_events', 'runs', 'messages', 'sessions', 'mcp_servers', 'mcp_tools', 'mcp_tool_bindings', 'mcp_tool_call_log', 'api_keys', 'memories'];
+const TABLES = ['run_events', 'runs', 'messages', 'sessions', 'mcp_servers', 'mcp_tools', 'mcp_tool_bindings', 'mcp_tool_call_log', 'api_keys', 'memories', 'usage_facts', 'model_prices', 'model_price_changes'];
 
 let db: TestDatabase;
 
@@ -52,9 +52,9 @@ describe('MySQL schema', () => {
       await withDataSource(fresh, async (ds) => {
         expect(await ds.showMigrations()).toBe(false);
         const applied = await ds.query('SELECT name FROM typeorm_migrations ORDER BY id');
-        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }, { name: 'McpGovernance1764720000000' }, { name: 'ApiKeys1764806400000' }, { name: 'RunsByTenant1764892800000' }, { name: 'Tenants1764979200000' }, { name: 'Memories1765065600000' }, { name: 'McpOAuthGrants1765152000000' }, { name: 'EphemeralSessions1765238400000' }]);
+        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }, { name: 'McpGovernance1764720000000' }, { name: 'ApiKeys1764806400000' }, { name: 'RunsByTenant1764892800000' }, { name: 'Tenants1764979200000' }, { name: 'Memories1765065600000' }, { name: 'McpOAuthGrants1765152000000' }, { name: 'EphemeralSessions1765238400000' }, { name: 'Usage1765324800000' }]);
         const tables = await ds.query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ?', [fresh.database]);
-        expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['api_keys', 'mcp_oauth_grants', 'mcp_servers', 'mcp_tool_bindings', 'mcp_tool_call_log', 'mcp_tools', 'memories', 'messages', 'run_events', 'runs', 'sessions', 'tenants', 'typeorm_migrations']);
+        expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['api_keys', 'mcp_oauth_grants', 'mcp_servers', 'mcp_tool_bindings', 'mcp_tool_call_log', 'mcp_tools', 'memories', 'messages', 'model_price_changes', 'model_prices', 'run_events', 'runs', 'sessions', 'tenants', 'typeorm_migrations', 'usage_facts']);
       });
     } finally {
       await dropTestDatabase(fresh.database);
@@ -93,6 +93,9 @@ describe('MySQL schema', () => {
         'mcp_tool_call_log(tenant_id,started_at)',
         'mcp_tool_call_log(session_id,started_at)',
         'memories(tenant_id,user_id,assistant_id,created_at)',
+        'usage_facts(run_id,seq)',
+        'usage_facts(tenant_id,day)',
+        'usage_facts(tenant_id,user_id,day)',
       ]) {
         expect(indexes).toContain(expected);
       }

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { EventDict } from '#core/events/execution-event.js';
+import type { EventDict, UsageEventDict } from '#core/events/execution-event.js';
 import type { McpServerConfig } from '#core/mcp/mcp-config.js';
 import { hashApiKey, issueApiKey, type ApiKeyRecord } from '#core/auth/managed-api-keys.js';
 import { toolSchemaVersion, type McpCatalogTool } from '#core/mcp/mcp-catalog-store.js';
@@ -9,6 +9,7 @@ import { McpServerExistsError, McpServerLimitError } from '#core/mcp/mcp-server-
 import { MemoryNoteError } from '#core/memory/memory-store.js';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore, NewMessage, RunRecord } from '#core/session/session-store.js';
+import { formatPico } from '#core/usage/money.js';
 
 /**
  * Opens an empty store whose timestamps come from `now`, encrypting MCP servers' secret
@@ -613,6 +614,89 @@ export function conversationStoreContract(open: OpenStore): void {
       expect(new Set(seqs).size).toBe(seqs.length);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
       expect(seqs.at(-1)).toBe(30);
+    });
+  });
+
+  describe('usage', () => {
+    const usageEvent = (runId: string, seq: number, fields: Partial<UsageEventDict> = {}): UsageEventDict => ({
+      event_type: 'usage',
+      timestamp: new Date(START + seq * 3_600_000).toISOString(),
+      session_id: `session-of-${runId}`,
+      run_id: runId,
+      seq,
+      model: 'openai:gpt-4o',
+      call: seq,
+      input_tokens: 1000 + seq,
+      output_tokens: 100,
+      cached_input_tokens: 10,
+      cost: `0.${String(seq).padStart(3, '0')}000000001`,
+      currency: 'USD',
+      ...fields,
+    });
+    const done = (runId: string, seq: number): EventDict => ({ event_type: 'done', timestamp: new Date(START + seq * 3_600_000).toISOString(), session_id: `session-of-${runId}`, run_id: runId, seq, cancelled: false });
+    const january = { from: '2030-01-01', to: '2030-01-31' };
+
+    it("counts each call of a run's archived log once, however often and however it is archived again", async () => {
+      const session = await newSession();
+      const run = await newRun(session.sessionId);
+      const log = [textEvent(run.runId, 1), usageEvent(run.runId, 2), usageEvent(run.runId, 3, { estimated: true }), textEvent(run.runId, 4)];
+      await store.events.appendMany([{ runId: run.runId, events: log }]);
+      // A retried flush, one run's write after a failed flush, and a worker that continues the run
+      // archiving its log again from seq 1 with a call of its own (on the next day, seq 25).
+      await store.events.appendMany([{ runId: run.runId, events: log }]);
+      await store.events.appendBatch(run.runId, log.slice(1, 3));
+      await store.events.appendMany([{ runId: run.runId, events: [...log, usageEvent(run.runId, 25, { model: 'anthropic:claude' }), done(run.runId, 26)] }]);
+      const byDay = await store.usage.report({ ...january, tenantId: tenant, groupBy: 'day' });
+      expect(byDay.map((l) => [l.key, l.calls, l.inputTokens, l.outputTokens, l.cachedInputTokens, formatPico(l.cost), l.estimatedCalls])).toEqual([
+        ['2030-01-01', 2, 2005, 200, 20, '0.005000000002', 1],
+        ['2030-01-02', 1, 1025, 100, 10, '0.025000000001', 0],
+      ]);
+      expect((await store.usage.report({ ...january, tenantId: tenant, groupBy: 'model' })).map((l) => [l.key, l.calls])).toEqual([
+        ['anthropic:claude', 1],
+        ['openai:gpt-4o', 2],
+      ]);
+    });
+
+    it("takes each call's tenant, user and assistant from its run, and filters by them, by model and by dates", async () => {
+      const session = await newSession();
+      const alices = await newRun(session.sessionId);
+      const bobs = await store.runs.create({ runId: randomUUID(), sessionId: session.sessionId, tenantId: tenant, userId: 'bob', assistantId: 'helper' });
+      const elsewhere = await store.runs.create({ runId: randomUUID(), sessionId: session.sessionId, tenantId: `${tenant}-other`, userId: 'alice', assistantId: 'helper' });
+      await store.events.appendMany([
+        { runId: alices.runId, events: [usageEvent(alices.runId, 1), usageEvent(alices.runId, 2, { model: 'm2' })] },
+        { runId: bobs.runId, events: [usageEvent(bobs.runId, 1, { cost: '1.5' })] },
+        { runId: elsewhere.runId, events: [usageEvent(elsewhere.runId, 1)] },
+        // No row: nobody to count it for.
+        { runId: randomUUID(), events: [usageEvent('ghost', 1)] },
+      ]);
+      const byUser = await store.usage.report({ ...january, tenantId: tenant, groupBy: 'user' });
+      expect(byUser.map((l) => [l.tenantId, l.key, l.calls, formatPico(l.cost)])).toEqual([
+        [tenant, 'alice', 2, '0.003000000002'],
+        [tenant, 'bob', 1, '1.500000000000'],
+      ]);
+      expect((await store.usage.report({ ...january, tenantId: tenant, userId: 'alice', model: 'm2', groupBy: 'day' })).map((l) => l.calls)).toEqual([1]);
+      expect(await store.usage.report({ from: '2030-01-02', to: '2030-01-31', tenantId: tenant, groupBy: 'day' })).toEqual([]);
+      // Operators: every tenant.
+      const everyone = (await store.usage.report({ ...january, groupBy: 'user' })).filter((l) => l.tenantId?.startsWith(tenant));
+      expect(everyone.map((l) => [l.tenantId, l.key])).toEqual([
+        [tenant, 'alice'],
+        [tenant, 'bob'],
+        [`${tenant}-other`, 'alice'],
+      ]);
+    });
+
+    it('keeps the price table operators set, and each change with what it replaced', async () => {
+      const before = await store.prices.current();
+      const first = await store.prices.replace({ prices: { '*': { input: '1', output: '2' } }, currency: 'USD', updatedAt: now(), updatedBy: 'ops/olga' });
+      advance(1_000);
+      const second = await store.prices.replace({ prices: { 'gpt-4o': { input: '2.5', output: '10', cached_input: '1.25' } }, currency: 'EUR', updatedAt: now(), updatedBy: 'ops/omar' });
+      expect(await store.prices.current()).toEqual({ prices: { 'gpt-4o': { input: '2.5', output: '10', cached_input: '1.25' } }, currency: 'EUR', updatedAt: now(), updatedBy: 'ops/omar' });
+      expect(second.before).toEqual({ prices: { '*': { input: '1', output: '2' } }, currency: 'USD' });
+      expect(first.before).toEqual(before ? { prices: before.prices, currency: before.currency } : null);
+      const [latest, earlier] = await store.prices.changes({ limit: 2, offset: 0 });
+      expect([latest!.id, latest!.changedBy, latest!.changedAt, latest!.after.currency]).toEqual([second.id, 'ops/omar', now(), 'EUR']);
+      expect([earlier!.id, earlier!.changedBy]).toEqual([first.id, 'ops/olga']);
+      expect((await store.prices.changes({ limit: 1, offset: 1 })).map((c) => c.id)).toEqual([first.id]);
     });
   });
 

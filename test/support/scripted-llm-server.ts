@@ -29,6 +29,8 @@
  * | `[[drop]]`             | send the text, then destroy the connection without finishing the stream             |
  * | `[[raw:BASE64URL]]`    | stream the chunks of a JSON array verbatim (see {@link rawDirective}); after tool     |
  * |                        | results, summarise them like `[[tool:...]]`                                          |
+ * | `[[no_usage]]`         | report no token usage for this answer (as a provider that does not), see below       |
+ * | `[[cached:N]]`         | report N of the prompt tokens as read from the prompt cache (`cached_tokens`)        |
  *
  * Without a directive the answer is `Hello from the scripted LLM server.` in four chunks.
  *
@@ -38,6 +40,9 @@
  * that asked with `stream_options.include_usage` in a last chunk with no choices. The figures
  * are made up but recognisable (`prompt_tokens` 1000 + 7 per message, `completion_tokens`
  * 100 + 1 per text chunk or tool call) and kept on the request as {@link RecordedRequest.usage}.
+ * `[[no_usage]]` (or a `{ noUsage: true }` step) leaves usage out of that answer: no usage chunk,
+ * no `usage` in the body, and none recorded; `[[cached:N]]` (or `{ cachedTokens: N }`) adds
+ * `prompt_tokens_details.cached_tokens: N`. Both directives hold for every answer of the turn.
  *
  * `[[stamp]]` times are `performance.timeOrigin + performance.now()` (epoch ms, 3 decimals) taken
  * just before the chunk is written, so a client computes its receive latency as
@@ -71,7 +76,11 @@ export type ScriptStep =
   /** HTTP error before the stream starts, or an SSE `error` event if it already has. */
   | { httpError: number; message?: string }
   /** Destroy the socket without finishing the response. */
-  | { dropConnection: true };
+  | { dropConnection: true }
+  /** Finish without reporting token usage (wherever in the script it stands). */
+  | { noUsage: true }
+  /** Report this many of the prompt tokens as cached (wherever in the script it stands). */
+  | { cachedTokens: number };
 
 /** The request body fields the server looks at (OpenAI wire format). */
 export interface WireMessage {
@@ -105,6 +114,7 @@ export interface WireUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 export interface ScriptedLlmOptions {
@@ -286,7 +296,8 @@ export class ScriptedLlmServer {
           return;
         }
       }
-      request.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+      const cached = steps.find((s): s is { cachedTokens: number } => 'cachedTokens' in s)?.cachedTokens;
+      if (!steps.some((s) => 'noUsage' in s)) request.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: Math.min(cached, prompt) } } : {}) };
       out.finish(request.usage);
     } catch (err) {
       if (signal.aborted) return; // the client left or the server stopped: nothing to answer
@@ -347,10 +358,10 @@ class SseAnswer {
     this.res.end(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
   }
 
-  finish(usage: WireUsage): void {
+  finish(usage: WireUsage | undefined): void {
     this.open();
     const reason = this.toolIndex > 0 ? 'tool_calls' : 'stop';
-    const usageChunk = this.includeUsage ? `${this.head}"choices":[],"usage":${JSON.stringify(usage)}}\n\n` : '';
+    const usageChunk = this.includeUsage && usage ? `${this.head}"choices":[],"usage":${JSON.stringify(usage)}}\n\n` : '';
     this.res.end(`${this.prefix}{},"finish_reason":"${reason}"}]}\n\n${usageChunk}data: [DONE]\n\n`);
   }
 
@@ -395,7 +406,7 @@ class JsonAnswer {
     sendJson(this.res, status, errorBody(status, message));
   }
 
-  finish(usage: WireUsage): void {
+  finish(usage: WireUsage | undefined): void {
     const message = { role: 'assistant', content: this.content || null, ...(this.calls.length ? { tool_calls: this.calls } : {}) };
     sendJson(this.res, 200, {
       id: this.id,
@@ -403,7 +414,7 @@ class JsonAnswer {
       created: Math.floor(Date.now() / 1000),
       model: this.model,
       choices: [{ index: 0, message, finish_reason: this.calls.length ? 'tool_calls' : 'stop', logprobs: null }],
-      usage,
+      ...(usage ? { usage } : {}),
     });
   }
 }
@@ -474,6 +485,9 @@ export function defaultScript(req: RecordedRequest): ScriptStep[] {
   } else if (!flag('hang')) {
     steps.push(...FIXED_ANSWER.map((part) => ({ text: part, stamp })));
   }
+  if (flag('no_usage')) steps.push({ noUsage: true });
+  const cached = number('cached');
+  if (cached !== undefined) steps.push({ cachedTokens: cached });
   if (flag('hang')) steps.push({ hang: true });
   else if (flag('drop')) steps.push({ dropConnection: true });
   return steps;

@@ -16,6 +16,7 @@ import { InfraModule } from './infra/infra.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { RunsModule } from './runs/runs.module.js';
+import { UsageModule } from './usage/usage.module.js';
 import { SessionCleanup } from './sessions/session-cleanup.service.js';
 import { SessionsController } from './sessions/sessions.controller.js';
 import { MemoryController } from './users/memory.controller.js';
@@ -32,6 +33,7 @@ export class AppModule {
         AuthModule,
         McpModule,
         AdminModule,
+        UsageModule,
         LoggingModule.forRoot({ level: settings.log.level }),
         RunsModule,
         // Each dialect is a module of its own over the runs seam.

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
+import { PriceDirectory } from '#core/usage/price-directory.js';
+import { environmentPrices } from '#core/usage/pricing-config.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createChatModel } from '#llm/create-chat-model.js';
 import { Metrics } from '#telemetry/metrics.js';
@@ -58,8 +60,8 @@ export class WorkerModule implements OnApplicationShutdown {
   static forRoot(settings: WorkerSettings, logger: Logger, stopTracing: (() => Promise<void>) | null = null, sandbox: SandboxChoice = { sandbox: new NoSandbox(), reason: 'not chosen' }): DynamicModule {
     const traces = new RunTraces(stopTracing !== null);
     // Recorded whether or not they are served (DATAAGENT_METRICS_ENABLED): recording costs a counter's add.
-    const metrics = new Metrics();
-    const runMetrics = new RunMetrics(metrics);
+    const metrics = new Metrics(true, { tenantLabel: settings.metrics.tenantLabel });
+    const runMetrics = new RunMetrics(metrics, settings.metrics.tenantLabel);
     return {
       module: WorkerModule,
       providers: [
@@ -201,6 +203,7 @@ export class WorkerModule implements OnApplicationShutdown {
               traces,
               metrics: runMetrics,
               tenants,
+              prices: workerPrices(settings, store, logger),
               logger,
             });
           },
@@ -218,6 +221,13 @@ export class WorkerModule implements OnApplicationShutdown {
     await this.store.close().catch(() => undefined);
     await this.stopTracing?.();
   }
+}
+
+/** The price table each run's calls are priced from: the one operators stored, else the environment's; read again every DATAAGENT_PRICES_CACHE_SECONDS. */
+function workerPrices(settings: WorkerSettings, store: ConversationStore, logger: Logger): PriceDirectory {
+  return new PriceDirectory(store.prices, environmentPrices(settings.pricing), { cacheMs: settings.pricing.pricesCacheSeconds * 1000 }, (err) =>
+    logger.warn({ err }, 'could not read the stored price table; the last one read stays in force'),
+  );
 }
 
 /** Tenants' feature switches and workspace quotas on this worker: their own in multi-tenant mode, the environment's otherwise. */

@@ -16,6 +16,8 @@ import { MysqlRunEventArchive } from './mysql-run-event-archive.js';
 import { MysqlRunStore } from './mysql-run-store.js';
 import { MysqlSessionStore } from './mysql-session-store.js';
 import { MysqlSubmissionStore } from './mysql-submission-store.js';
+import { MysqlPriceStore } from './mysql-price-store.js';
+import { MysqlUsageStore } from './mysql-usage-store.js';
 
 export interface ConversationStoreOptions extends OpenDatabaseOptions {
   /** Encrypts MCP servers' secret values (DATAAGENT_SECRET_KEY); without it, servers with secrets are refused. */
@@ -39,6 +41,8 @@ export class MysqlConversationStore implements ConversationStore {
   readonly apiKeys: MysqlApiKeyStore;
   readonly memories: MysqlMemoryStore;
   readonly tenants: MysqlTenantStore;
+  readonly usage: MysqlUsageStore;
+  readonly prices: MysqlPriceStore;
 
   /**
    * @param dataSource An initialized data source at the latest schema (see openDatabase).
@@ -56,7 +60,9 @@ export class MysqlConversationStore implements ConversationStore {
     this.messages = new MysqlMessageStore(dataSource, now);
     this.runs = new MysqlRunStore(dataSource, now);
     this.submissions = new MysqlSubmissionStore(dataSource, now);
-    this.events = new MysqlRunEventArchive(dataSource, now);
+    this.usage = new MysqlUsageStore(dataSource);
+    this.prices = new MysqlPriceStore(dataSource);
+    this.events = new MysqlRunEventArchive(dataSource, now, this.usage);
     this.mcpServers = new MysqlMcpServerStore(dataSource, now, cipher);
     this.mcpOAuth = new MysqlMcpOAuthStore(dataSource, now, cipher);
     this.mcpCatalog = new MysqlMcpCatalogStore(dataSource, now);

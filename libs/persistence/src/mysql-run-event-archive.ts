@@ -3,6 +3,7 @@ import { eventsJson } from '#core/events/event-json.js';
 import type { EventDict } from '#core/events/execution-event.js';
 import type { RunEventArchive } from '#core/session/session-store.js';
 import { RunEventBatchEntity } from './entities/run-event-batch.entity.js';
+import type { MysqlUsageStore } from './mysql-usage-store.js';
 import { retryConflicts } from './retry-conflicts.js';
 
 /** A duplicate (run_id, seq_from) (1062) means another writer's slice landed first: rerun the transaction, as for a deadlock. */
@@ -10,7 +11,9 @@ const DUPLICATE_KEY = 1062;
 
 /**
  * The durable run log: one row per batch of events. A rewritten batch (a worker died and the run
- * was picked up again) only adds the events after the highest seq already stored.
+ * was picked up again) only adds the events after the highest seq already stored. The batch's
+ * `usage` events become usage facts in the same flush, and a run whose `done` it holds gets its
+ * totals on its row.
  */
 export class MysqlRunEventArchive implements RunEventArchive {
   private readonly repo: Repository<RunEventBatchEntity>;
@@ -18,6 +21,7 @@ export class MysqlRunEventArchive implements RunEventArchive {
   constructor(
     private readonly dataSource: DataSource,
     private readonly now: () => Date,
+    private readonly usage: MysqlUsageStore,
   ) {
     this.repo = dataSource.getRepository(RunEventBatchEntity);
   }
@@ -42,6 +46,9 @@ export class MysqlRunEventArchive implements RunEventArchive {
         }),
       [DUPLICATE_KEY],
     );
+    // Every usage event offered, not only the fresh ones: a write whose facts failed after its
+    // events landed is offered again, and must not find nothing left to count.
+    await this.usage.recordArchived([{ runId, events }]);
   }
 
   async appendMany(batches: Array<{ runId: string; events: EventDict[] }>): Promise<void> {
@@ -64,6 +71,7 @@ export class MysqlRunEventArchive implements RunEventArchive {
     // `events` first: it must compare against the stored seq_to before that is raised.
     const keepLonger = ' ON DUPLICATE KEY UPDATE events = IF(VALUES(seq_to) > seq_to, VALUES(events), events), seq_to = GREATEST(seq_to, VALUES(seq_to))';
     await retryConflicts(() => this.dataSource.query(insert + keepLonger, parameters));
+    await this.usage.recordArchived(batches);
   }
 
   async list(runId: string, afterSeq: number): Promise<EventDict[]> {

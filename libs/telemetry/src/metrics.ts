@@ -57,6 +57,15 @@ export function secondsSince(startMs: number, endMs = Date.now()): number {
  */
 const NONCONFORMING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
+/** Choices of a process's metrics. */
+export interface MetricsOptions {
+  /**
+   * Label the usage counters with the tenant (DATAAGENT_METRICS_TENANT_LABEL): a series per
+   * tenant and model, so only where the tenants are few enough to count.
+   */
+  tenantLabel?: boolean;
+}
+
 const FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const REQUEST = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const WAIT = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -91,13 +100,24 @@ export class Metrics {
   readonly mcpConnections = new Gauge({ name: 'dataagent_mcp_connections', help: "A worker's pooled MCP connections by server and status (connecting, connected, disconnected, error)", labelNames: ['server', 'status'] as const, registers: [this.registry] });
   readonly tenantRunSlots = new Counter({ name: 'dataagent_tenant_run_slot_requests_total', help: "Runs asking for one of their tenant's run slots (max_concurrent_runs), by result: granted, or refused with 429 tenant_run_limit", labelNames: ['result'] as const, registers: [this.registry] });
 
+  /** Model tokens by model and kind (input, output, cached_input; input counts the cached ones too), and by tenant when {@link MetricsOptions.tenantLabel}. */
+  readonly modelTokens: Counter<string>;
+  /** What model calls cost, by model and currency (and tenant when {@link MetricsOptions.tenantLabel}): exact per call, summed as a float here. */
+  readonly modelCost: Counter<string>;
+
   readonly poolConnections = new Gauge({ name: 'dataagent_pool_connections', help: 'Connections of a pool by state (mcp: open, leased; mysql: open, idle, waiting requests)', labelNames: ['pool', 'state'] as const, registers: [this.registry] });
 
   private readonly samplers: Array<() => void | Promise<void>> = [];
   private readonly exporters: Array<() => Promise<string>> = [];
 
-  /** @param defaults Node's process metrics (event-loop lag, heap, GC, CPU); off only in unit tests, where they would keep timers running. */
-  constructor(defaults = true) {
+  /**
+   * @param defaults Node's process metrics (event-loop lag, heap, GC, CPU); off only in unit tests, where they would keep timers running.
+   * @param options Which optional labels the usage counters carry.
+   */
+  constructor(defaults = true, options: MetricsOptions = {}) {
+    const tenant = options.tenantLabel ? ['tenant'] : [];
+    this.modelTokens = new Counter({ name: 'dataagent_model_tokens_total', help: 'Tokens of model calls as metered, by model and kind (input, output, cached_input; input includes cached_input)', labelNames: ['model', 'kind', ...tenant], registers: [this.registry] });
+    this.modelCost = new Counter({ name: 'dataagent_model_cost_total', help: "What model calls cost, in the price table's currency, by model and currency", labelNames: ['model', 'currency', ...tenant], registers: [this.registry] });
     if (defaults) {
       collectDefaultMetrics({ register: this.registry });
       for (const name of NONCONFORMING_DEFAULTS) this.registry.removeSingleMetric(name);

@@ -2,6 +2,7 @@ import { LogConfig, MetricsConfig, MysqlConfig, RedisConfig, SecretsConfig, Stor
 import { loadConfigs } from '#core/config/env.js';
 import { McpConfig } from '#core/mcp/user-server-config.js';
 import { ToolsConfig } from '#core/tools/tools-config.js';
+import { PricingConfig } from '#core/usage/pricing-config.js';
 import { ServerConfig } from './server-config.js';
 
 /** Everything a gateway process is configured with, validated once at startup. */
@@ -21,6 +22,8 @@ export interface GatewaySettings {
   tenancy: TenancyConfig;
   /** Whether `/metrics` is served, and the token a scrape needs. */
   metrics: MetricsConfig;
+  /** The environment's price table and currency, which the admin API shows unless operators stored one. */
+  pricing: PricingConfig;
   /** Runs one tenant may have queued or running at once unless it has its own max_concurrent_runs; 0: no limit. See {@link tenantRunLimit}. */
   tenantRunLimit: number;
   version: string;
@@ -31,7 +34,7 @@ export interface GatewaySettings {
  * all before it starts anything). WorkerConfig only for the slots of one worker, which size a
  * tenant's default share.
  */
-export const GATEWAY_CONFIGS = { server: ServerConfig, log: LogConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, worker: WorkerConfig };
+export const GATEWAY_CONFIGS = { server: ServerConfig, log: LogConfig, store: StoreConfig, redis: RedisConfig, mysql: MysqlConfig, mcp: McpConfig, secrets: SecretsConfig, tools: ToolsConfig, tenancy: TenancyConfig, metrics: MetricsConfig, pricing: PricingConfig, worker: WorkerConfig };
 
 export function loadGatewaySettings(version: string, env = process.env, argv = process.argv.slice(2)): GatewaySettings {
   const { worker, ...settings } = loadConfigs(GATEWAY_CONFIGS, env, argv);

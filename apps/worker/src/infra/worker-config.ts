@@ -4,6 +4,7 @@ import { McpRuntimeConfig } from '#core/config/mcp-settings.js';
 import { SandboxConfig } from '#core/config/sandbox-settings.js';
 import { McpConfig } from '#core/mcp/user-server-config.js';
 import { ToolsConfig } from '#core/tools/tools-config.js';
+import { PricingConfig } from '#core/usage/pricing-config.js';
 import { WorkspaceConfig } from '#core/workspace/workspace-config.js';
 import { missingModelSettings } from '#llm/create-chat-model.js';
 
@@ -30,6 +31,8 @@ export interface WorkerSettings {
   metrics: MetricsConfig;
   /** How shell commands, skill scripts and stdio MCP servers are confined, and their limits. */
   sandbox: SandboxConfig;
+  /** The environment's price table and currency; a table operators stored wins. */
+  pricing: PricingConfig;
 }
 
 /** The config classes a worker loads, by the name its settings give each (npm start checks them all before it starts anything). */
@@ -49,6 +52,7 @@ export const WORKER_CONFIGS = {
   tenancy: TenancyConfig,
   metrics: MetricsConfig,
   sandbox: SandboxConfig,
+  pricing: PricingConfig,
 };
 
 export function loadWorkerSettings(env = process.env, argv = process.argv.slice(2)): WorkerSettings {

@@ -105,4 +105,22 @@ describe('RunMetrics', () => {
     expect(await count(metrics, 'dataagent_tool_call_duration_seconds', { tool: 'write_todos', status: 'error' })).toBe(1);
     expect(await count(metrics, 'dataagent_tool_call_duration_seconds', { tool: 'unknown', status: 'error' })).toBe(1);
   });
+
+  it("counts each call's tokens by kind and its cost by model; the tenant only where the operator asked for it", async () => {
+    const call = { model: 'openai:gpt-4o', call: 1, inputTokens: 1000, outputTokens: 50, cachedInputTokens: 400, estimated: false, cost: '0.003250000000', currency: 'USD', priced: true };
+    const meter = runs.start(job('r1'));
+    meter.usage(call);
+    meter.usage({ ...call, call: 2, cachedInputTokens: 0, cost: '0.001000000000' });
+    const tokens = (await values(metrics, 'dataagent_model_tokens_total')).map((v) => [v.labels.model, v.labels.kind, v.labels.tenant, v.value]);
+    expect(tokens).toEqual([
+      ['openai:gpt-4o', 'input', undefined, 2000],
+      ['openai:gpt-4o', 'output', undefined, 100],
+      ['openai:gpt-4o', 'cached_input', undefined, 400],
+    ]);
+    expect((await values(metrics, 'dataagent_model_cost_total')).map((v) => [v.labels.model, v.labels.currency, v.value])).toEqual([['openai:gpt-4o', 'USD', 0.00425]]);
+
+    const labelled = new Metrics(false, { tenantLabel: true });
+    new RunMetrics(labelled, true).start(job('r2')).usage(call);
+    expect((await values(labelled, 'dataagent_model_cost_total')).map((v) => v.labels)).toEqual([{ model: 'openai:gpt-4o', currency: 'USD', tenant: 't' }]);
+  });
 });

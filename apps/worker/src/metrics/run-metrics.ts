@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { AgentMiddleware } from '#core/engine/agent-middleware.js';
 import type { ChatModel, ModelRequest } from '#core/llm/chat-model.js';
+import type { CallUsage } from '#core/events/execution-event.js';
 import type { ToolCallRecord } from '#core/mcp/tool-call-audit.js';
 import { LabelCap, secondsSince, type Metrics } from '#telemetry/metrics.js';
 import type { RunJobData } from '#core/run/run-ports.js';
@@ -18,6 +19,8 @@ export interface RunMeter {
   model(model: ChatModel): ChatModel;
   /** Times each tool call; names outside `tools` (a name the model invented) count as `unknown`. */
   middleware(tools: ReadonlySet<string>): AgentMiddleware;
+  /** A model call's usage, as the run's log recorded it: its tokens and cost by model (and tenant, where the operator turned that on). */
+  usage(usage: CallUsage): void;
   /** Counts the run's outcome once; a run handed to another worker has none here. */
   end(status: 'completed' | 'failed' | 'cancelled' | 'timeout' | 'handed_off'): void;
 }
@@ -35,7 +38,11 @@ export class RunMetrics {
   private readonly servers = new LabelCap(MAX_SERVER_LABELS);
   private readonly models = new LabelCap(MAX_MODEL_LABELS);
 
-  constructor(private readonly metrics: Metrics) {}
+  /** @param tenantLabel Whether the usage counters carry a `tenant` label (DATAAGENT_METRICS_TENANT_LABEL; the Metrics must have been made so). */
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly tenantLabel = false,
+  ) {}
 
   start(job: RunJobData): RunMeter {
     const { metrics } = this;
@@ -46,6 +53,14 @@ export class RunMetrics {
       started: () => metrics.runStartDelay.observe(secondsSince(job.enqueuedAt)),
       model: (model) => meteredModel(model, metrics, this.models.of(model.id)),
       middleware: (tools) => meteredTools(metrics, (name) => (tools.has(name) ? this.tools.of(name) : 'unknown')),
+      usage: (usage) => {
+        const model = this.models.of(usage.model);
+        const tenant = this.tenantLabel ? { tenant: job.tenantId } : {};
+        metrics.modelTokens.inc({ model, kind: 'input', ...tenant }, usage.inputTokens);
+        metrics.modelTokens.inc({ model, kind: 'output', ...tenant }, usage.outputTokens);
+        metrics.modelTokens.inc({ model, kind: 'cached_input', ...tenant }, usage.cachedInputTokens);
+        metrics.modelCost.inc({ model, currency: usage.currency, ...tenant }, Number(usage.cost));
+      },
       end: (status) => {
         if (ended) return;
         ended = true;

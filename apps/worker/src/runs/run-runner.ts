@@ -1,4 +1,4 @@
-import { DoneEvent, ErrorEvent, RunStartedEvent, type EventDict } from '#core/events/execution-event.js';
+import { DoneEvent, ErrorEvent, RunStartedEvent, UsageEvent, type EventDict } from '#core/events/execution-event.js';
 import type { AgentExecutor } from '#core/engine/agent-executor.js';
 import type { AgentFactory } from '#core/engine/agent-factory.js';
 import { RunHandoff, type ParkedWait } from '#core/engine/run-journal.js';
@@ -10,6 +10,7 @@ import { LlmRequestError } from '#core/llm/llm-request-error.js';
 import type { Caller } from '#core/auth/caller.js';
 import { applyFeatures } from '#core/tenants/feature-gate.js';
 import { FeatureSwitch, type TenantDirectory } from '#core/tenants/tenant-directory.js';
+import type { PriceDirectory } from '#core/usage/price-directory.js';
 import type { RunMeter, RunMetrics } from '../metrics/run-metrics.js';
 import type { RunTrace, RunTraces } from '../tracing/run-traces.js';
 import type { ConversationStore } from '#core/session/session-store.js';
@@ -43,6 +44,8 @@ export interface RunRunnerDeps {
   historyMaxBytes: number;
   /** Tenants' feature switches (multi-tenant mode); absent: everything is on. */
   tenants?: TenantDirectory;
+  /** The price table in force, each run's model calls priced from it; absent: calls cost nothing. */
+  prices?: PriceDirectory;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -159,7 +162,7 @@ export class RunRunner {
       if (attempt.firstStart) {
         for (const notice of equipped.notices ?? []) await attempt.publish(new ErrorEvent(attempt.envelope, notice.message, true, notice.errorCode, undefined, undefined, notice.mcpServer));
       }
-      await this.execute(attempt, job, tools.executor, taken.steps, await history);
+      await this.execute(attempt, job, tools.executor, taken.steps, await history, meter);
       if (attempt.handedOff) return await this.handOff(attempt);
     } catch (err) {
       if (attempt.handedOff) return this.handOff(attempt);
@@ -253,7 +256,7 @@ export class RunRunner {
     const hitl = job.approvals === 'refuse' ? REFUSE_APPROVALS : job.approvals === 'approve' ? AUTO_APPROVE : this.deps.hitlFor?.(caller, park);
     // Only a run with a person watching it (its approvals are theirs) can answer a server's questions.
     const elicitation = job.approvals === undefined ? this.deps.elicitationFor?.(caller) : undefined;
-    const features = await this.featuresOf(caller, job.runId);
+    const [features, prices] = await Promise.all([this.featuresOf(caller, job.runId), this.deps.prices?.current()]);
     const equipped = await provideRunTools(this.deps.toolProviders ?? [], {
       caller,
       runId: job.runId,
@@ -279,12 +282,13 @@ export class RunRunner {
       ...(elicitation ? { elicitation } : {}),
       ...(job.modelOptions ? { modelOptions: job.modelOptions } : {}),
       ...(job.clientTools?.length ? { clientTools: job.clientTools } : {}),
+      ...(prices ? { prices: prices.table } : {}),
     });
     return { executor, equipped };
   }
 
   /** Streams the agent's events into the run's log until its done, which ends the run through the lifecycle. */
-  private async execute(attempt: RunAttempt, job: RunJobData, executor: AgentExecutor, steps: StoredStep[], history: ChatMessage[]): Promise<void> {
+  private async execute(attempt: RunAttempt, job: RunJobData, executor: AgentExecutor, steps: StoredStep[], history: ChatMessage[], meter?: RunMeter): Promise<void> {
     const events = executor.execute(job.message, job.sessionId, {
       runId: job.runId,
       caller: callerOf(job),
@@ -308,7 +312,10 @@ export class RunRunner {
         await attempt.end(timedOut ? 'timeout' : cancelled ? 'cancelled' : attempt.status, { reason: cancelled === event.cancelled ? event.reason : 'cancelled', ...(event.usage ? { usage: event.usage } : {}) });
         break;
       }
-      await attempt.publish(event);
+      const before = attempt.seq;
+      const published = await attempt.publish(event);
+      // Counted once, where it is appended: an event a continued run replays is in the log already.
+      if (published && published.seq > before && event instanceof UsageEvent) meter?.usage(event.usage);
       if (attempt.foundSealed) break;
     }
   }

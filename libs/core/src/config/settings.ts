@@ -327,4 +327,11 @@ export class MetricsConfig {
    */
   @Env('DATAAGENT_METRICS_HOST') @IsString() @MinLength(1)
   host = '0.0.0.0';
+
+  /**
+   * Label the model token and cost counters with the tenant as well as the model: a time series
+   * per tenant and model, so turn it on only where tenants are few.
+   */
+  @Env('DATAAGENT_METRICS_TENANT_LABEL', 'bool') @IsBoolean({ message: 'must be true or false' })
+  tenantLabel = false;
 }

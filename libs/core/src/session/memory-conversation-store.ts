@@ -11,6 +11,8 @@ import { MemoryToolCallAuditStore } from '../mcp/tool-call-audit.js';
 import { MapMemoryStore } from '../memory/map-memory-store.js';
 import type { MemoryStoreOptions } from '../memory/memory-store.js';
 import type { SecretCipher } from '../secrets/secret-cipher.js';
+import { MemoryPriceStore } from '../usage/price-store.js';
+import { MemoryUsageStore, usageFactsOf } from '../usage/usage-store.js';
 import type {
   ConversationStore,
   MessageRecord,
@@ -41,6 +43,8 @@ export class MemoryConversationStore implements ConversationStore {
   readonly toolCalls = new MemoryToolCallAuditStore();
   readonly apiKeys = new MemoryApiKeyStore();
   readonly tenants = new MemoryTenantStore();
+  readonly usage = new MemoryUsageStore();
+  readonly prices = new MemoryPriceStore();
 
   /**
    * @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused.
@@ -218,6 +222,8 @@ export class MemoryConversationStore implements ConversationStore {
       const last = list.at(-1)?.seq ?? 0;
       list.push(...events.filter((e) => e.seq > last));
       this.eventMap.set(runId, list);
+      const run = this.runMap.get(runId);
+      if (run) await this.usage.record(usageFactsOf(runId, events, run));
     },
     appendMany: async (batches) => {
       for (const b of batches) await this.events.appendBatch(b.runId, b.events);

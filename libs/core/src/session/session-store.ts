@@ -8,6 +8,8 @@ import type { McpCatalogStore } from '../mcp/mcp-catalog-store.js';
 import type { McpServerStore } from '../mcp/mcp-server-store.js';
 import type { ToolBindingStore } from '../mcp/tool-bindings.js';
 import type { ToolCallAuditStore } from '../mcp/tool-call-audit.js';
+import type { PriceStore } from '../usage/price-store.js';
+import type { UsageStore } from '../usage/usage-store.js';
 
 export interface SessionRecord {
   sessionId: string;
@@ -194,6 +196,10 @@ export interface ConversationStore {
   tenants: TenantStore;
   /** Users' long-term notes (`memories`), shared by every gateway and worker. */
   memories: MemoryStore;
+  /** Each model call's usage (`usage_facts`), written as runs' events are archived. */
+  usage: UsageStore;
+  /** The price table operators set, and its changes (`model_prices`, `model_price_changes`). */
+  prices: PriceStore;
   /** True when the backing database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

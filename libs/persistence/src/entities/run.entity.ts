@@ -40,4 +40,15 @@ export class RunEntity {
 
   @Column(timestampColumn('finished_at', true))
   finishedAt: Date | null;
+
+  /** The sums of the run's usage facts, set as its log's end is archived; null before (or for a run older than metering). */
+  @Column({ name: 'input_tokens', type: 'bigint', unsigned: true, nullable: true })
+  inputTokens: string | null;
+
+  @Column({ name: 'output_tokens', type: 'bigint', unsigned: true, nullable: true })
+  outputTokens: string | null;
+
+  /** Exact, in the price table's currency. */
+  @Column({ type: 'decimal', precision: 30, scale: 12, nullable: true })
+  cost: string | null;
 }
