@@ -54,7 +54,7 @@ describe('tool calls through the real worker', () => {
 
   const chat = (message: string) => chatToDone(system.url, TEST_API_KEY, message);
   const steps = (run: EventDict[]) =>
-    run.filter((e) => !['run_queued', 'run_started', 'done'].includes(e.event_type) && !(e.event_type === 'text' && e.content === '')).map((e) => (e.event_type === 'text' ? `text:${e.content}` : e.event_type));
+    run.filter((e) => !['run_queued', 'run_started', 'usage', 'done'].includes(e.event_type) && !(e.event_type === 'text' && e.content === '')).map((e) => (e.event_type === 'text' ? `text:${e.content}` : e.event_type));
 
   it('runs a tag streamed in three chunks: text at once, the tag after buffering, the rest after the result', async () => {
     const run = await chat(rawDirective(['思考: 我需要搜索...<tool_action name="', 'vector-search"><query value="test"', '" /></tool_action>接下来...']));
