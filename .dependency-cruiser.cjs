@@ -16,7 +16,7 @@ const SPEC = '\\.spec\\.ts$';
  */
 const CORE_LAYERS = [
   ['util', 'events', 'llm', 'config', 'auth'],
-  ['secrets', 'sandbox', 'hitl', 'intent', 'workspace'],
+  ['secrets', 'sandbox', 'hitl', 'intent', 'workspace', 'usage'],
   ['tools'],
   ['engine', 'mcp'],
   ['memory', 'skills'],

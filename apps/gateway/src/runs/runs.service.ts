@@ -134,6 +134,8 @@ export class RunsService {
     holdMessagesToLimit((options.history ?? []).map((m) => m.content), 'history', server.maxMessageBytes);
     const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
+    // A spent budget refuses the run before it takes a slot: every dialect submits here, and shows the 429 in its own shape.
+    await this.quotas.admitBudgets(caller);
     const runId = randomUUID();
     await this.quotas.admitRun(caller, runId);
     try {

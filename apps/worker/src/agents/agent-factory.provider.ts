@@ -14,6 +14,7 @@ import type { ChatModel } from '#core/llm/chat-model.js';
 import { assistantModelName, createModel } from '#llm/create-chat-model.js';
 import type { WorkerSettings } from '../infra/worker-config.js';
 import { buildBuiltinTools } from '#core/tools/builtin/builtin-tools.js';
+import { PriceTable } from '#core/usage/price-table.js';
 
 /**
  * The worker's assistants: the built-in catalog, each on its own model (DATAAGENT_MODEL unless it
@@ -27,6 +28,8 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
   const models = new Map<string, ChatModel>();
   const modelOf = (name: string) => models.get(name) ?? models.set(name, createModel(name, llm)).get(name)!;
   const workspaceFor = place.workspaces.forCaller.bind(place.workspaces);
+  // A price table that cannot be read stops the worker here, naming the model and the field.
+  const prices = worker.modelPrices ? PriceTable.parse(worker.modelPrices) : PriceTable.EMPTY;
   const { sandbox } = place.sandbox;
   // Multi-tenant with no sandbox: a skill's script would run as the worker, so none runs.
   const scripts: Sandbox =
@@ -53,6 +56,8 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       model: modelOf(assistantModelName(a, llm)),
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
+      ...(worker.maxRunTokens > 0 ? { maxRunTokens: worker.maxRunTokens } : {}),
+      ...(prices.size > 0 ? { prices } : {}),
       textCoalesceMs: worker.textCoalesceMs,
       approvalPolicy: policy,
       tools: allTools,

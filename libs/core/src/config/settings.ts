@@ -193,6 +193,22 @@ export class WorkerConfig {
   maxIterations = 10;
 
   /**
+   * Tokens (input and output together) one run's model calls may use in all; a run that reaches
+   * it ends with `error{budget_exhausted}` and `done{reason: "budget"}`, its answer so far kept.
+   * A request may ask for less (`max_tokens`), never more. 0: no limit.
+   */
+  @Env('DATAAGENT_MAX_RUN_TOKENS', 'int') @IsInt() @Min(0)
+  maxRunTokens = 0;
+
+  /**
+   * Prices per million tokens by model, as JSON (`{"gpt-4o": {"input": "2.50", "output": "10.00",
+   * "cached_input": "1.25"}, "claude-*": …}`): what prices each call's usage and counts it
+   * against cost budgets. Unset: calls cost nothing (and say they are not priced).
+   */
+  @Env('DATAAGENT_MODEL_PRICES', 'string') @IsOptional() @IsString()
+  modelPrices?: string;
+
+  /**
    * UTF-8 bytes of earlier conversation sent with each turn: the newest messages are kept, a tool
    * call never without its result; an exchange too large for what is left is cut with a `[… cut:
    * …]` marker.
