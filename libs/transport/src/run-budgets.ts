@@ -19,11 +19,12 @@ const DAY_MS = 86_400_000;
 /** A run's list of reservations outlives any run (a run's ledger keeps 24 h). */
 const RUN_LIST_MS = 2 * DAY_MS;
 
-/** A budget's counter for a period as the gateway reads it: its settled spend and what calls hold now. */
+/** A budget's counter for a period as the gateway reads it: its settled spend, what calls hold now, and what the last call it refused needed. */
 export interface BudgetCount {
   line: BudgetLine;
   spent: number;
   reserved: number;
+  refused?: number;
 }
 
 /**
@@ -62,13 +63,13 @@ export class RedisRunBudgets implements RunBudgets {
   async counts(tenantId: string, lines: readonly BudgetLine[]): Promise<BudgetCount[]> {
     if (lines.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const line of lines) pipeline.hmget(counterOf(tenantId, line), 'spent', 'reserved');
+    for (const line of lines) pipeline.hmget(counterOf(tenantId, line), 'spent', 'reserved', 'refused');
     const replies = (await pipeline.exec()) ?? [];
     return lines.map((line, i) => {
       const [err, values] = replies[i] ?? [null, [null, null]];
       if (err) throw err;
-      const [spent, reserved] = values as [string | null, string | null];
-      return { line, spent: Number(spent ?? 0), reserved: Number(reserved ?? 0) };
+      const [spent, reserved, refused] = values as [string | null, string | null, string | null];
+      return { line, spent: Number(spent ?? 0), reserved: Number(reserved ?? 0), ...(refused === null ? {} : { refused: Number(refused) }) };
     });
   }
 
@@ -130,7 +131,15 @@ function fieldOf(runId: string, call: number): string {
   return `${runId}:${call}`;
 }
 
-/** Whether any of the budgets is spent by its counter: a cost one at its limit, a token one without room for the fewest tokens a call may ask. */
+/**
+ * The first of the budgets that is spent: what its settled spend leaves cannot hold the fewest
+ * tokens a call may ask (a cost budget: nothing is left), or not even the call it last refused,
+ * were every call under way to give its reservation back. Such a budget refuses every run until
+ * its period ends (or its limit is raised); a budget only held by calls under way does not.
+ */
 export function spentBudget(counts: readonly BudgetCount[]): BudgetCount | undefined {
-  return counts.find(({ line, spent }) => (line.budget.metric === 'tokens' ? line.limit - spent < MIN_OUTPUT_TOKENS : spent >= line.limit));
+  return counts.find(({ line, spent, refused }) => {
+    const left = line.limit - spent;
+    return (line.budget.metric === 'tokens' ? left < MIN_OUTPUT_TOKENS : left <= 0) || (refused !== undefined && left < refused);
+  });
 }

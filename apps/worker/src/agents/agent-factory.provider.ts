@@ -57,6 +57,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
       ...(worker.maxRunTokens > 0 ? { maxRunTokens: worker.maxRunTokens } : {}),
+      defaultMaxOutputTokens: worker.defaultMaxOutputTokens,
       ...(prices.size > 0 ? { prices } : {}),
       textCoalesceMs: worker.textCoalesceMs,
       approvalPolicy: policy,

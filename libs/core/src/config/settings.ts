@@ -201,6 +201,14 @@ export class WorkerConfig {
   maxRunTokens = 0;
 
   /**
+   * Output tokens a model call under a budget (DATAAGENT_MAX_RUN_TOKENS, or a tenant's or
+   * person's budget) reserves and may produce when its client asked for no fewer (`max_tokens`):
+   * each call holds this much of its budgets until it settles.
+   */
+  @Env('DATAAGENT_DEFAULT_MAX_OUTPUT_TOKENS', 'int') @IsInt() @Min(16) @Max(1_000_000)
+  defaultMaxOutputTokens = 4096;
+
+  /**
    * Prices per million tokens by model, as JSON (`{"gpt-4o": {"input": "2.50", "output": "10.00",
    * "cached_input": "1.25"}, "claude-*": …}`): what prices each call's usage and counts it
    * against cost budgets. Unset: calls cost nothing (and say they are not priced).

@@ -1,6 +1,7 @@
 -- Gives back every reservation a run still holds (RedisRunBudgets): a dead worker's, or a
 -- call's that never settled. Each is taken off its counter's `reserved`; nothing is spent.
 -- KEYS: [1] the run's list of reservations (a set of "counter\nfield"), [2..] the counters it names.
+-- ARGV: none.
 -- Returns how many reservations were given back. Members naming a counter not among KEYS stay.
 local named = {}
 for i = 2, #KEYS do named[KEYS[i]] = true end

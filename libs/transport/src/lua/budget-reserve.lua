@@ -1,6 +1,7 @@
 -- Reserves a model call's worst case on every budget of its run, or on none (RedisRunBudgets).
--- Each budget's counter is a hash: `spent`, `reserved`, and one field per reservation (run id and
--- call number) holding its amount, so the reservation can be settled or given back exactly.
+-- Each budget's counter is a hash: `spent`, `reserved`, one field per reservation (run id and
+-- call number) holding its amount, so the reservation can be settled or given back exactly, and
+-- `refused`: what the last call it refused needed at least.
 -- The call is granted the most output tokens every budget allows (capped to the claim's), and
 -- refused when a budget cannot fit MIN output tokens. A reservation already held under the same
 -- field (a call asked again) is replaced, not added to. Amounts are integers: tokens, or
@@ -33,7 +34,11 @@ for i = 1, n do
   b.used = (tonumber(held[1]) or 0) + (tonumber(held[2]) or 0) - (tonumber(held[3]) or 0)
   b.previous = tonumber(held[3]) or 0
   local left = b.limit - b.used
-  if left <= 0 or amountOf(b.input, b.per, minOut, b.scale) > left then
+  local needed = amountOf(b.input, b.per, minOut, b.scale)
+  if left <= 0 or needed > left then
+    -- What the refused call needed: a gateway refuses runs while settled spend leaves less than this.
+    redis.call('HSET', KEYS[i], 'refused', string.format('%.0f', needed))
+    redis.call('PEXPIREAT', KEYS[i], b.expires)
     return { 0, i, string.format('%.0f', b.used) }
   end
   local out = cap
