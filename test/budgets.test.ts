@@ -47,7 +47,7 @@ describe('budgets', () => {
       extraGateways: [{}],
       env: {
         DATAAGENT_API_KEYS: API_KEYS,
-        DATAAGENT_DEFAULT_MAX_OUTPUT_TOKENS: String(MAX_OUTPUT),
+        DATAAGENT_LLM_MAX_TOKENS: String(MAX_OUTPUT),
         // Budgets apply on every process at once (they are read per run).
         DATAAGENT_TENANT_CACHE_SECONDS: '0',
         // Runs are taken a few at a time, so reservations and settlements interleave.
@@ -171,6 +171,11 @@ describe('budgets', () => {
       // Bob, of the same tenant, has his own count under the tenant's `*` budget.
       const bob = await api(second.url, 'POST', '/chat', { apiKey: KEYS.bob, body: { message: ANSWER } });
       expect(bob).toMatchObject({ status: 200 });
+      expect(textOf(bob.body.events).split(' ').filter(Boolean)).toHaveLength(30);
+      // A client may lower its run's own token limit: too low for even one call, the run ends on it.
+      const lowered = await api(system.url, 'POST', '/chat', { apiKey: KEYS.bob, body: { message: ANSWER, limits: { max_tokens: 50 } } });
+      expect(lowered.body.events.filter((e: EventDict) => e.event_type === 'error')).toEqual([expect.objectContaining({ error_code: 'budget_exhausted', error: expect.stringContaining("This run's token budget") })]);
+      expect(lowered.body.events.at(-1)).toMatchObject({ event_type: 'done', reason: 'budget' });
     } finally {
       socket.disconnect();
     }

@@ -156,6 +156,8 @@ export class ScriptedLlmServer {
   /** Starts listening; resolves once the port is bound. */
   static async start(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlmServer> {
     const host = opts.host ?? '127.0.0.1';
+    // The tokenizer loads while the system starts, not on the first answer.
+    void o200k().catch(() => undefined);
     let instance: ScriptedLlmServer | undefined;
     const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {
       instance!.handle(req, res).catch((err: unknown) => {
@@ -437,7 +439,7 @@ class JsonAnswer {
 
 let encoderLoad: Promise<Tiktoken> | undefined;
 
-/** o200k_base, loaded once per process on the first chat request (its ranks are a few megabytes). */
+/** o200k_base, loaded once per process as the first server starts (its ranks are a few megabytes). */
 function o200k(): Promise<Tiktoken> {
   encoderLoad ??= import('js-tiktoken/ranks/o200k_base').then((ranks) => new Tiktoken(ranks.default));
   return encoderLoad;

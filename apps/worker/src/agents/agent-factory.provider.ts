@@ -57,7 +57,7 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
       ...(worker.maxRunTokens > 0 ? { maxRunTokens: worker.maxRunTokens } : {}),
-      defaultMaxOutputTokens: worker.defaultMaxOutputTokens,
+      defaultMaxOutputTokens: llm.maxTokens,
       ...(prices.size > 0 ? { prices } : {}),
       textCoalesceMs: worker.textCoalesceMs,
       approvalPolicy: policy,

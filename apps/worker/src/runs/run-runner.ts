@@ -286,6 +286,8 @@ export class RunRunner {
       ...(elicitation ? { elicitation } : {}),
       ...(job.modelOptions ? { modelOptions: job.modelOptions } : {}),
       ...(job.clientTools?.length ? { clientTools: job.clientTools } : {}),
+      // A client may lower the run's token limit, never raise it.
+      ...(job.maxRunTokens ? { maxRunTokens: Math.min(job.maxRunTokens, base?.maxRunTokens || Infinity) } : {}),
     });
     return { executor, equipped };
   }

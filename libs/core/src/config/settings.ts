@@ -114,7 +114,11 @@ export class LlmConfig {
   @Env('DATAAGENT_LLM_TIMEOUT_MS', 'int') @IsInt() @Min(100)
   timeoutMs = 120_000;
 
-  /** Most tokens one model answer may have (Anthropic's API requires a limit). */
+  /**
+   * Most tokens one model answer may have (Anthropic's API requires a limit). A call under a
+   * budget (DATAAGENT_MAX_RUN_TOKENS, or a tenant's or person's) reserves this much output until
+   * it settles, unless its client asked for fewer (`max_tokens`).
+   */
   @Env('DATAAGENT_LLM_MAX_TOKENS', 'int') @IsInt() @Min(1)
   maxTokens = 4096;
 
@@ -199,14 +203,6 @@ export class WorkerConfig {
    */
   @Env('DATAAGENT_MAX_RUN_TOKENS', 'int') @IsInt() @Min(0)
   maxRunTokens = 0;
-
-  /**
-   * Output tokens a model call under a budget (DATAAGENT_MAX_RUN_TOKENS, or a tenant's or
-   * person's budget) reserves and may produce when its client asked for no fewer (`max_tokens`):
-   * each call holds this much of its budgets until it settles.
-   */
-  @Env('DATAAGENT_DEFAULT_MAX_OUTPUT_TOKENS', 'int') @IsInt() @Min(16) @Max(1_000_000)
-  defaultMaxOutputTokens = 4096;
 
   /**
    * Prices per million tokens by model, as JSON (`{"gpt-4o": {"input": "2.50", "output": "10.00",

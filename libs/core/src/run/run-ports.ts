@@ -119,6 +119,8 @@ export interface RunJobData {
   firstTurn?: boolean;
   /** How the client asked the model to sample (the OpenAI-compatible door); absent: the provider's defaults. */
   modelOptions?: ModelOptions;
+  /** Tokens the client allows the whole run (the native chat's `limits.max_tokens`): it may lower DATAAGENT_MAX_RUN_TOKENS, never raise it. */
+  maxRunTokens?: number;
   /** The client's own tools (the OpenAI-compatible door): offered to the model, run by the client (AgentConfig.clientTools). */
   clientTools?: ToolSpec[];
   /**
