@@ -102,8 +102,8 @@ describe('RedisRunBudgets', () => {
     expect((await counter(day)).reserved).toBe(26);
     expect((await counter(month)).reserved).toBe(26);
     // The Shanghai day ends 2026-12-09T16:00Z; its counter goes a day later.
-    expect(await redis.pexpiretime(day)).toBe(Date.parse('2026-12-10T16:00:00Z'));
-    expect(await redis.pexpiretime(month)).toBe(Date.parse('2027-01-01T16:00:00Z'));
+    expect(await redis.call('PEXPIRETIME', day)).toBe(Date.parse('2026-12-10T16:00:00Z'));
+    expect(await redis.call('PEXPIRETIME', month)).toBe(Date.parse('2027-01-01T16:00:00Z'));
     const [line] = budgetLines(limits, 'alice', 'Asia/Shanghai', at);
     expect(line!.window.resetsAt.toISOString()).toBe('2026-12-09T16:00:00.000Z');
   });

@@ -11,6 +11,7 @@ import { BudgetDirectory } from '#core/tenants/budget-directory.js';
 import { budgetsFor } from '#core/usage/budget.js';
 import { budgetLines, exhaustionOf } from '#core/usage/budget-lines.js';
 import { describeBudget } from '#core/engine/agent-executor.js';
+import { PriceTable } from '#core/usage/price-table.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
 import { REDIS, STORE, TENANTS } from '../infra/tokens.js';
@@ -66,12 +67,16 @@ export class Quotas {
    * @throws ApiError 429 `budget_exhausted` with the budget, what is spent, and when it resets (Retry-After).
    */
   async admitBudgets(caller: Caller, now = new Date()): Promise<void> {
-    const tenant = await this.budgets.of(caller.tenantId);
+    // Budgets that cannot be read (the database is down, and this gateway never read them) admit
+    // the run: its calls are still held to the budgets by the worker's reservations once it reads them.
+    const tenant = await this.budgets.of(caller.tenantId).catch(() => undefined);
+    if (!tenant) return;
     const budgets = budgetsFor(tenant.budgets, caller.userId);
     if (budgets.length === 0) return;
     const spent = spentBudget(await this.budgetCounters.counts(caller.tenantId, budgetLines(budgets, caller.userId, tenant.timeZone, now)));
     if (!spent) return;
-    const exhausted = exhaustionOf(spent.line, spent.spent, 'USD');
+    // Gateways hold no price table: a cost budget is shown in the default currency.
+    const exhausted = exhaustionOf(spent.line, spent.spent, PriceTable.EMPTY.currency);
     const { scope, metric, period, limit } = exhausted;
     const retryAfter = Math.max(1, Math.ceil((spent.line.window.resetsAt.getTime() - now.getTime()) / 1000));
     throw new ApiError(
