@@ -50,8 +50,9 @@ describe('budgets', () => {
         DATAAGENT_LLM_MAX_TOKENS: String(MAX_OUTPUT),
         // Budgets apply on every process at once (they are read per run).
         DATAAGENT_TENANT_CACHE_SECONDS: '0',
-        // Runs are taken a few at a time, so reservations and settlements interleave.
-        DATAAGENT_WORKER_CONCURRENCY: '5',
+        // One run at a time on each worker: the two workers' reservations and settlements interleave
+        // on the budget until it binds, rather than most runs meeting the others' holds at once.
+        DATAAGENT_WORKER_CONCURRENCY: '1',
         // A killed worker's run is taken over soon.
         DATAAGENT_JOB_LOCK_MS: '3000',
       },
@@ -104,7 +105,7 @@ describe('budgets', () => {
       // One run without a budget shows what a run spends.
       const probe = await chat(sockets[0]!, collectors[0]!, ANSWER);
       const perRun = tokensOf(probe.run);
-      const limit = Math.round(12.5 * perRun);
+      const limit = 20 * perRun;
       await putBudget(KEYS.gil, { scope: 'tenant', metric: 'tokens', period: 'day', limit });
 
       const acks = await Promise.all(Array.from({ length: 50 }, (_, i) => sendChat(sockets[i % 2]!, { message: ANSWER })));
