@@ -40,6 +40,9 @@
  * frames them (3 to prime the answer, and per message 3 plus its content, name and tool calls;
  * the tools offered are not counted), `completion_tokens` the tokens of what was sent (text, and
  * each tool call's name and arguments). They are kept on the request as {@link RecordedRequest.usage}.
+ * With `fixedUsage`, the old made-up figures instead (`prompt_tokens` 1000 + 7 per message,
+ * `completion_tokens` 100 + 1 per text chunk or tool call), for specs that check a provider
+ * client passes figures through unchanged.
  *
  * ## max_tokens
  *
@@ -127,6 +130,11 @@ export interface ScriptedLlmOptions {
   script?: (req: RecordedRequest) => ScriptStep[];
   /** Requests kept in `requests` (oldest dropped first). Default 10 000. */
   recordLimit?: number;
+  /**
+   * Report the old made-up figures instead of token counts: `prompt_tokens` 1000 + 7 per
+   * message, `completion_tokens` 100 + 1 per text chunk or tool call (max_tokens still cuts).
+   */
+  fixedUsage?: boolean;
 }
 
 /** An OpenAI-compatible streaming server on loopback that plays scripted answers. */
@@ -249,7 +257,7 @@ export class ScriptedLlmServer {
       ? new SseAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`, (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true)
       : new JsonAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`);
     const encoder = await o200k();
-    const prompt = promptTokens(encoder, request.body.messages ?? []);
+    let prompt = promptTokens(encoder, request.body.messages ?? []);
     const cap = outputCap(request.body);
     let completion = 0;
     let cut = false;
@@ -315,6 +323,7 @@ export class ScriptedLlmServer {
           return;
         }
       }
+      if (this.options.fixedUsage) [prompt, completion] = [1000 + 7 * (request.body.messages?.length ?? 0), 100 + steps.filter((s) => 'text' in s || 'toolCall' in s).length];
       request.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
       out.finish(request.usage, cut ? 'length' : undefined);
     } catch (err) {
