@@ -2,56 +2,57 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
 
 /**
- * A budget to set (PUT): read as it comes and checked by the service, which answers 400 naming
+ * A budget to set (PUT): read as it comes (the types say what is documented, not what was
+ * checked) and checked by the service, which answers 400 naming
  * what is wrong (a limit's meaning depends on the metric, and a person on the scope).
  */
 export class PutBudgetDto {
   @ApiProperty({ enum: ['tenant', 'user'] })
   @Allow()
-  scope: unknown;
+  scope: string;
 
   @ApiPropertyOptional({ description: "For a user budget: the person, or * for each person of the tenant on their own" })
   @Allow()
-  user_id?: unknown;
+  user_id?: string;
 
   @ApiProperty({ enum: ['tokens', 'cost'] })
   @Allow()
-  metric: unknown;
+  metric: string;
 
   @ApiProperty({ enum: ['day', 'month'], description: "A calendar day or month in the tenant's time zone" })
   @Allow()
-  period: unknown;
+  period: string;
 
   @ApiProperty({ oneOf: [{ type: 'integer' }, { type: 'string', example: '25.50' }], description: 'Tokens (a whole number), or an amount of the price table\'s currency (at most 6 decimals)' })
   @Allow()
-  limit: unknown;
+  limit: number | string;
 
   @ApiPropertyOptional({ description: "Operators: the tenant (default: the caller's)" })
   @Allow()
-  tenant_id?: unknown;
+  tenant_id?: string;
 }
 
 /** Which budget (DELETE), and whose (GET, operators: `tenant_id`). */
 export class BudgetQueryDto {
   @ApiPropertyOptional({ enum: ['tenant', 'user'] })
   @Allow()
-  scope?: unknown;
+  scope?: string;
 
   @ApiPropertyOptional()
   @Allow()
-  user_id?: unknown;
+  user_id?: string;
 
   @ApiPropertyOptional({ enum: ['tokens', 'cost'] })
   @Allow()
-  metric?: unknown;
+  metric?: string;
 
   @ApiPropertyOptional({ enum: ['day', 'month'] })
   @Allow()
-  period?: unknown;
+  period?: string;
 
   @ApiPropertyOptional()
   @Allow()
-  tenant_id?: unknown;
+  tenant_id?: string;
 }
 
 /** A budget as the API shows it, with its count for the current period where it has one counter. */
