@@ -57,6 +57,8 @@ describe('on a Redis Cluster', () => {
         DATAAGENT_REQUESTS_PER_MINUTE: String(REQUESTS_PER_MINUTE),
         DATAAGENT_HITL_PARK_AFTER: '0',
         DATAAGENT_API_KEYS: `${TEST_API_KEYS},${ADMIN_KEY}:acme:ada:admin`,
+        // The budget set below applies to the next run on every worker.
+        DATAAGENT_TENANT_CACHE_SECONDS: '0',
       },
     });
     second = system.extraGateways[0]!;
