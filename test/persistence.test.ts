@@ -52,9 +52,9 @@ describe('MySQL schema', () => {
       await withDataSource(fresh, async (ds) => {
         expect(await ds.showMigrations()).toBe(false);
         const applied = await ds.query('SELECT name FROM typeorm_migrations ORDER BY id');
-        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }, { name: 'McpGovernance1764720000000' }, { name: 'ApiKeys1764806400000' }, { name: 'RunsByTenant1764892800000' }, { name: 'Tenants1764979200000' }, { name: 'Memories1765065600000' }, { name: 'McpOAuthGrants1765152000000' }, { name: 'EphemeralSessions1765238400000' }, { name: 'Usage1765324800000' }]);
+        expect(applied).toEqual([{ name: 'InitialSchema1763769600000' }, { name: 'McpServers1764547200000' }, { name: 'McpTools1764633600000' }, { name: 'McpGovernance1764720000000' }, { name: 'ApiKeys1764806400000' }, { name: 'RunsByTenant1764892800000' }, { name: 'Tenants1764979200000' }, { name: 'Memories1765065600000' }, { name: 'McpOAuthGrants1765152000000' }, { name: 'EphemeralSessions1765238400000' }, { name: 'Usage1765324800000' }, { name: 'Budgets1765411200000' }]);
         const tables = await ds.query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ?', [fresh.database]);
-        expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['api_keys', 'mcp_oauth_grants', 'mcp_servers', 'mcp_tool_bindings', 'mcp_tool_call_log', 'mcp_tools', 'memories', 'messages', 'model_price_changes', 'model_prices', 'run_events', 'runs', 'sessions', 'tenants', 'typeorm_migrations', 'usage_facts']);
+        expect(tables.map((t: { name: string }) => t.name).sort()).toEqual(['api_keys', 'budgets', 'mcp_oauth_grants', 'mcp_servers', 'mcp_tool_bindings', 'mcp_tool_call_log', 'mcp_tools', 'memories', 'messages', 'model_price_changes', 'model_prices', 'run_events', 'runs', 'sessions', 'tenants', 'typeorm_migrations', 'usage_facts']);
       });
     } finally {
       await dropTestDatabase(fresh.database);

@@ -12,7 +12,7 @@ import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import type { GatewayProcess, WorkerProcess } from './support/app-processes.js';
 import { api, assertWellFormedRun, connectChat, continuedView } from './support/chat-clients.js';
 import { EventCollector, runEvent, sendChat, sendMessage, waitUntil } from './support/event-waits.js';
-import { OTHER_API_KEY, TEST_API_KEY, TestSystem } from './support/system.js';
+import { OTHER_API_KEY, TEST_API_KEY, TEST_API_KEYS, TestSystem } from './support/system.js';
 
 interface ClusterHandle {
   seeds: string;
@@ -26,6 +26,8 @@ interface ClusterHandle {
 
 /** Per key: bob spends it in the quota test; alice, in every other test, stays far below it. */
 const REQUESTS_PER_MINUTE = 120;
+/** An admin of alice's tenant, who sets its budget. */
+const ADMIN_KEY = 'test-key-cluster-admin';
 
 /**
  * DataAgent on a Redis Cluster of three masters and three replicas: two gateways and two
@@ -54,6 +56,9 @@ describe('on a Redis Cluster', () => {
         DATAAGENT_WORKSPACE_ROOT: join(workspaces, '{user_id}'),
         DATAAGENT_REQUESTS_PER_MINUTE: String(REQUESTS_PER_MINUTE),
         DATAAGENT_HITL_PARK_AFTER: '0',
+        DATAAGENT_API_KEYS: `${TEST_API_KEYS},${ADMIN_KEY}:acme:ada:admin`,
+        // The budget set below applies to the next run on every worker.
+        DATAAGENT_TENANT_CACHE_SECONDS: '0',
       },
     });
     second = system.extraGateways[0]!;
@@ -107,6 +112,25 @@ describe('on a Redis Cluster', () => {
       for (const [port, info] of await infoOfMasters('errorstats')) expect([port, /errorstat_CROSSSLOT/.test(info)]).toEqual([port, false]);
     } finally {
       socket.disconnect();
+    }
+  });
+
+  it("holds a tenant's budget on the cluster: each call's reservation and settlement on the tenant's slot, nothing left held", async () => {
+    const put = await api(system.url, 'PUT', '/admin/budgets', { apiKey: ADMIN_KEY, body: { scope: 'tenant', metric: 'tokens', period: 'day', limit: 1_000_000 } });
+    expect(put.status).toBe(200);
+    const socket = await connectChat(second.url, TEST_API_KEY);
+    const events = new EventCollector(socket);
+    try {
+      const acks = await Promise.all(Array.from({ length: 6 }, () => sendChat(socket, { message: '[[chunks:10]]' })));
+      await Promise.all(acks.map((ack) => events.done(ack.run_id)));
+      const spent = acks.flatMap((ack) => events.ofRun(ack.run_id)).reduce((sum, e) => (e.event_type === 'usage' ? sum + e.input_tokens + e.output_tokens : sum), 0);
+      expect(spent).toBeGreaterThan(0);
+      const budgets = (await api(system.url, 'GET', '/admin/budgets', { apiKey: ADMIN_KEY })).body.budgets;
+      expect(budgets).toEqual([expect.objectContaining({ scope: 'tenant', spent: String(spent), reserved: '0' })]);
+      for (const [port, info] of await infoOfMasters('errorstats')) expect([port, /errorstat_CROSSSLOT/.test(info)]).toEqual([port, false]);
+    } finally {
+      socket.disconnect();
+      await api(system.url, 'DELETE', '/admin/budgets?scope=tenant&metric=tokens&period=day', { apiKey: ADMIN_KEY });
     }
   });
 

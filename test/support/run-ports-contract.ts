@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDict, EventType } from '#core/events/execution-event.js';
-import { RunFencedError, type HitlRecords, type RunLedger, type RunLog, type StoredStep } from '#core/run/run-ports.js';
+import { RunFencedError, type BudgetedRun, type HitlRecords, type RunBudgets, type RunLedger, type RunLog, type StoredStep } from '#core/run/run-ports.js';
+import type { BudgetDefinition } from '#core/usage/budget.js';
+import { PriceTable } from '#core/usage/price-table.js';
 
 /** The ports a contract runs against: the log and the ledger share their store (the ledger's epoch fences the log's appends). */
 export interface RunPortsUnderTest {
   log: RunLog;
   ledger: RunLedger;
   hitl: HitlRecords;
+  budgets: RunBudgets;
 }
 
 const id = (kind: string) => `contract-${kind}-${randomUUID()}`;
@@ -124,6 +127,44 @@ export function runPortsContract(name: string, ports: () => RunPortsUnderTest): 
         const [s, r] = [id('session'), id('run')];
         await log.append(event(s, r, 'done', { cancelled: false }));
         expect(await ledger.take(r)).toEqual({ sealed: true });
+      });
+    });
+
+    describe('RunBudgets', () => {
+      const at = new Date('2026-12-08T10:00:00Z');
+      const budget = (tenantId: string, limit: number, scope: 'tenant' | 'user' = 'tenant'): BudgetDefinition => ({ tenantId, scope, userId: scope === 'user' ? '*' : '', metric: 'tokens', period: 'day', limit: BigInt(limit), createdAt: at, updatedAt: at });
+      const runOf = (tenantId: string, budgets: BudgetDefinition[], userId = 'alice'): BudgetedRun => ({ runId: id('run'), tenantId, userId, timeZone: 'UTC', budgets, prices: PriceTable.EMPTY, now: () => at });
+      const claim = (call: number, inputTokens: number, maxOutputTokens: number) => ({ call, model: 'openai:gpt-4o', inputTokens, maxOutputTokens });
+
+      it('grants a call what every budget has left, and refuses one that cannot have the fewest tokens', async () => {
+        const { budgets } = ports();
+        const tenantId = id('tenant');
+        const limits = [budget(tenantId, 1_000), budget(tenantId, 700, 'user')];
+        const run = budgets.forRun(runOf(tenantId, limits));
+        expect(await run.reserve(claim(1, 100, 4_096))).toMatchObject({ granted: true, maxOutputTokens: 600, limitedBy: { scope: 'user', limit: '700' } });
+        const refused = await budgets.forRun(runOf(tenantId, limits)).reserve(claim(1, 300, 4_096));
+        expect(refused).toMatchObject({ granted: false, exhausted: { scope: 'tenant', metric: 'tokens', period: 'day', limit: '1000', spent: '700', resets_at: '2026-12-09T00:00:00.000Z' } });
+        // Another person of the tenant has a user budget of their own, but the tenant's holds for both.
+        expect(await budgets.forRun(runOf(tenantId, limits, 'bob')).reserve(claim(1, 100, 4_096))).toMatchObject({ granted: true, maxOutputTokens: 200 });
+      });
+
+      it('settles a call to what it spent, and gives back what a run still holds, and only that run', async () => {
+        const { budgets } = ports();
+        const tenantId = id('tenant');
+        const limits = [budget(tenantId, 1_000)];
+        const [dead, alive] = [runOf(tenantId, limits), runOf(tenantId, limits)];
+        const a = budgets.forRun(dead);
+        await a.reserve(claim(1, 100, 100));
+        await a.settle(1, { inputTokens: 100, outputTokens: 20, cost: 0n });
+        await a.reserve(claim(2, 100, 300));
+        await budgets.forRun(alive).reserve(claim(1, 100, 100));
+        // 120 spent, 400 + 200 held: a call that needs 300 does not fit.
+        expect(await budgets.forRun(runOf(tenantId, limits)).reserve(claim(1, 300, 16))).toMatchObject({ granted: false });
+        expect(await budgets.release(dead)).toBe(1);
+        expect(await budgets.release(dead)).toBe(0);
+        // 120 spent, 200 held: 680 left, as a call that needs all of it finds.
+        expect(await budgets.forRun(runOf(tenantId, limits)).reserve(claim(1, 300, 380))).toMatchObject({ granted: true, maxOutputTokens: 380 });
+        expect(await budgets.forRun(runOf(tenantId, limits)).reserve(claim(1, 1, 16))).toMatchObject({ granted: false, exhausted: { spent: '1000' } });
       });
     });
 

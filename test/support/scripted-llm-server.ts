@@ -38,11 +38,23 @@
  *
  * Every finished answer reports token usage, as OpenAI does: in the JSON body, and for a stream
  * that asked with `stream_options.include_usage` in a last chunk with no choices. The figures
- * are made up but recognisable (`prompt_tokens` 1000 + 7 per message, `completion_tokens`
- * 100 + 1 per text chunk or tool call) and kept on the request as {@link RecordedRequest.usage}.
+ * are real counts under js-tiktoken's o200k_base: `prompt_tokens` over the messages as OpenAI
+ * frames them (3 to prime the answer, and per message 3 plus its content, name and tool calls;
+ * the tools offered are not counted), `completion_tokens` the tokens of what was sent (text, and
+ * each tool call's name and arguments). They are kept on the request as {@link RecordedRequest.usage}.
+ * With `fixedUsage`, the old made-up figures instead (`prompt_tokens` 1000 + 7 per message,
+ * `completion_tokens` 100 + 1 per text chunk or tool call), for specs that check a provider
+ * client passes figures through unchanged.
  * `[[no_usage]]` (or a `{ noUsage: true }` step) leaves usage out of that answer: no usage chunk,
  * no `usage` in the body, and none recorded; `[[cached:N]]` (or `{ cachedTokens: N }`) adds
  * `prompt_tokens_details.cached_tokens: N`. Both directives hold for every answer of the turn.
+ *
+ * ## max_tokens
+ *
+ * A request's `max_completion_tokens` (or else `max_tokens`) caps the answer as a model's does:
+ * the text is cut at that many output tokens (a chunk that would pass it is sent up to the
+ * limit), a tool call that does not fit is not sent, and the answer finishes with
+ * `finish_reason: "length"`.
  *
  * `[[stamp]]` times are `performance.timeOrigin + performance.now()` (epoch ms, 3 decimals) taken
  * just before the chunk is written, so a client computes its receive latency as
@@ -59,6 +71,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { Tiktoken } from 'js-tiktoken/lite';
 
 /** One thing the server does while answering a request, in order. */
 export type ScriptStep =
@@ -127,6 +140,11 @@ export interface ScriptedLlmOptions {
   script?: (req: RecordedRequest) => ScriptStep[];
   /** Requests kept in `requests` (oldest dropped first). Default 10 000. */
   recordLimit?: number;
+  /**
+   * Report the old made-up figures instead of token counts: `prompt_tokens` 1000 + 7 per
+   * message, `completion_tokens` 100 + 1 per text chunk or tool call (max_tokens still cuts).
+   */
+  fixedUsage?: boolean;
 }
 
 /** An OpenAI-compatible streaming server on loopback that plays scripted answers. */
@@ -156,6 +174,8 @@ export class ScriptedLlmServer {
   /** Starts listening; resolves once the port is bound. */
   static async start(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlmServer> {
     const host = opts.host ?? '127.0.0.1';
+    // The tokenizer loads while the system starts, not on the first answer.
+    void o200k().catch(() => undefined);
     let instance: ScriptedLlmServer | undefined;
     const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {
       instance!.handle(req, res).catch((err: unknown) => {
@@ -246,8 +266,11 @@ export class ScriptedLlmServer {
     const out = request.body.stream === true
       ? new SseAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`, (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true)
       : new JsonAnswer(res, request.body.model ?? 'scripted', `chatcmpl-${++this.nextId}`);
-    const prompt = 1000 + 7 * (request.body.messages?.length ?? 0);
-    const completion = 100 + steps.filter((s) => 'text' in s || 'toolCall' in s).length;
+    const encoder = await o200k();
+    let prompt = promptTokens(encoder, request.body.messages ?? []);
+    const cap = outputCap(request.body);
+    let completion = 0;
+    let cut = false;
     let interval = this.options.chunkIntervalMs ?? 0;
     let chunksSent = 0;
     const pace = async () => {
@@ -263,11 +286,25 @@ export class ScriptedLlmServer {
           interval = step.chunkIntervalMs;
         } else if ('text' in step) {
           await pace();
-          const text = step.stamp ? `⟨t=${(performance.timeOrigin + performance.now()).toFixed(3)}⟩${step.text}` : step.text;
-          await out.text(text);
+          let text = step.stamp ? `⟨t=${(performance.timeOrigin + performance.now()).toFixed(3)}⟩${step.text}` : step.text;
+          const tokens = encoder.encode(text);
+          if (completion + tokens.length > cap) {
+            // What fits of this chunk goes out, and the answer ends there, as a model's does at max_tokens.
+            text = encoder.decode(tokens.slice(0, cap - completion));
+            cut = true;
+          }
+          completion += cut ? cap - completion : tokens.length;
+          if (text !== '') await out.text(text);
+          if (cut) break;
         } else if ('toolCall' in step) {
           const call = step.toolCall;
           const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+          const tokens = encoder.encode(call.name).length + encoder.encode(args).length;
+          if (completion + tokens > cap) {
+            cut = true;
+            break;
+          }
+          completion += tokens;
           const id = call.id ?? `call_${this.nextId}_${Math.random().toString(36).slice(2, 10)}`;
           for (const piece of out.toolCall(id, call.name, args)) {
             await pace();
@@ -296,9 +333,10 @@ export class ScriptedLlmServer {
           return;
         }
       }
+      if (this.options.fixedUsage) [prompt, completion] = [1000 + 7 * (request.body.messages?.length ?? 0), 100 + steps.filter((s) => 'text' in s || 'toolCall' in s).length];
       const cached = steps.find((s): s is { cachedTokens: number } => 'cachedTokens' in s)?.cachedTokens;
       if (!steps.some((s) => 'noUsage' in s)) request.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: Math.min(cached, prompt) } } : {}) };
-      out.finish(request.usage);
+      out.finish(request.usage, cut ? 'length' : undefined);
     } catch (err) {
       if (signal.aborted) return; // the client left or the server stopped: nothing to answer
       throw err;
@@ -358,9 +396,9 @@ class SseAnswer {
     this.res.end(`data: ${JSON.stringify(errorBody(status, message))}\n\n`);
   }
 
-  finish(usage: WireUsage | undefined): void {
+  finish(usage: WireUsage | undefined, cutReason?: 'length'): void {
     this.open();
-    const reason = this.toolIndex > 0 ? 'tool_calls' : 'stop';
+    const reason = cutReason ?? (this.toolIndex > 0 ? 'tool_calls' : 'stop');
     const usageChunk = this.includeUsage && usage ? `${this.head}"choices":[],"usage":${JSON.stringify(usage)}}\n\n` : '';
     this.res.end(`${this.prefix}{},"finish_reason":"${reason}"}]}\n\n${usageChunk}data: [DONE]\n\n`);
   }
@@ -406,17 +444,46 @@ class JsonAnswer {
     sendJson(this.res, status, errorBody(status, message));
   }
 
-  finish(usage: WireUsage | undefined): void {
+  finish(usage: WireUsage | undefined, cutReason?: 'length'): void {
     const message = { role: 'assistant', content: this.content || null, ...(this.calls.length ? { tool_calls: this.calls } : {}) };
     sendJson(this.res, 200, {
       id: this.id,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: this.model,
-      choices: [{ index: 0, message, finish_reason: this.calls.length ? 'tool_calls' : 'stop', logprobs: null }],
+      choices: [{ index: 0, message, finish_reason: cutReason ?? (this.calls.length ? 'tool_calls' : 'stop'), logprobs: null }],
       ...(usage ? { usage } : {}),
     });
   }
+}
+
+let encoderLoad: Promise<Tiktoken> | undefined;
+
+/** o200k_base, loaded once per process as the first server starts (its ranks are a few megabytes). */
+function o200k(): Promise<Tiktoken> {
+  encoderLoad ??= import('js-tiktoken/ranks/o200k_base').then((ranks) => new Tiktoken(ranks.default));
+  return encoderLoad;
+}
+
+/** Tokens OpenAI adds per message, and to prime the answer. */
+const PER_MESSAGE = 3;
+const PRIMING = 3;
+
+/** The prompt's tokens over its messages, framed as OpenAI counts them. */
+function promptTokens(encoder: Tiktoken, messages: WireMessage[]): number {
+  let total = PRIMING;
+  for (const message of messages) {
+    total += PER_MESSAGE + encoder.encode(contentText(message.content)).length;
+    if (message.name) total += encoder.encode(message.name).length;
+    if (message.tool_calls?.length) total += encoder.encode(JSON.stringify(message.tool_calls)).length;
+  }
+  return total;
+}
+
+/** The most output tokens the request allows: `max_completion_tokens`, else `max_tokens`, else no cap. */
+function outputCap(body: RecordedRequest['body']): number {
+  const cap = [body.max_completion_tokens, body.max_tokens].find((v): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0);
+  return cap ?? Number.POSITIVE_INFINITY;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

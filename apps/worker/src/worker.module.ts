@@ -6,6 +6,8 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { PriceDirectory } from '#core/usage/price-directory.js';
 import { environmentPrices } from '#core/usage/pricing-config.js';
+import { BudgetDirectory } from '#core/tenants/budget-directory.js';
+import { RedisRunBudgets } from '#transport/run-budgets.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { createChatModel } from '#llm/create-chat-model.js';
 import { Metrics } from '#telemetry/metrics.js';
@@ -93,9 +95,15 @@ export class WorkerModule implements OnApplicationShutdown {
         { provide: RunQueue, inject: [QUEUE_REDIS], useFactory: (r: RedisClient) => new RunQueue(r, settings.redis.queueName) },
         {
           provide: WorkerRunLifecycle,
-          inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RedisRunLedger, HitlRequests, PendingWrites],
-          useFactory: (log: RunEventLog, relay: RunEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites) =>
-            new WorkerRunLifecycle({ log, relay, jobs: queue, rows: store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis, settings.redis.queueName), durable, databaseUnavailable: isDatabaseUnavailable, logger }),
+          inject: [RunEventLog, RunEventRelay, RunQueue, STORE, REDIS, RedisRunLedger, HitlRequests, PendingWrites, RedisRunBudgets],
+          useFactory: (log: RunEventLog, relay: RunEventRelay, queue: RunQueue, store: ConversationStore, redis: RedisClient, ledger: RunLedger, hitl: HitlRequests, durable: PendingWrites, budgets: RedisRunBudgets) =>
+            new WorkerRunLifecycle({ log, relay, jobs: queue, rows: store, slots: new TenantRunSlots(redis), ledger, hitl, deadlines: new ParkedRunDeadlines(redis, settings.redis.queueName), durable, databaseUnavailable: isDatabaseUnavailable, budgets, logger }),
+        },
+        { provide: RedisRunBudgets, inject: [REDIS], useFactory: (redis: RedisClient) => new RedisRunBudgets(redis) },
+        {
+          provide: BudgetDirectory,
+          inject: [STORE, TENANTS],
+          useFactory: (store: ConversationStore, tenants: TenantDirectory) => new BudgetDirectory(store.budgets, tenants, { cacheMs: settings.tenancy.tenantCacheSeconds * 1000 }),
         },
         {
           provide: EventArchiver,
@@ -166,7 +174,7 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         {
           provide: RunRunner,
-          inject: [STORE, RunEventLog, RedisRunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, WorkerRunLifecycle, WorkspaceRegistry, ElicitationRequests],
+          inject: [STORE, RunEventLog, RedisRunLedger, EventArchiver, HitlRequests, DecisionWaiters, MCP, TENANTS, REDIS, WorkerRunLifecycle, WorkspaceRegistry, ElicitationRequests, BudgetDirectory, RedisRunBudgets],
           useFactory: async (
             store: ConversationStore,
             log: RunEventLog,
@@ -180,6 +188,8 @@ export class WorkerModule implements OnApplicationShutdown {
             lifecycle: WorkerRunLifecycle,
             workspaces: WorkspaceRegistry,
             elicitations: ElicitationRequests,
+            budgetDirectory: BudgetDirectory,
+            budgetCounters: RedisRunBudgets,
           ) => {
             // An in-process store forgets at exit: notes stay on disk until a database keeps them.
             if (settings.store.sessionStore === 'mysql') await importDiskMemories(settings.storage.storageRoot, store.memories, logger);
@@ -204,6 +214,7 @@ export class WorkerModule implements OnApplicationShutdown {
               metrics: runMetrics,
               tenants,
               prices: workerPrices(settings, store, logger),
+              budgets: { directory: budgetDirectory, counters: budgetCounters },
               logger,
             });
           },

@@ -14,7 +14,7 @@ describe('OpenAIChatModel against a scripted OpenAI-compatible server', () => {
   let server: ScriptedLlmServer;
 
   beforeAll(async () => {
-    server = await ScriptedLlmServer.start();
+    server = await ScriptedLlmServer.start({ fixedUsage: true });
   });
   afterAll(() => server.stop());
   afterEach(() => server.setScript());

@@ -24,12 +24,13 @@ import { Memories1765065600000 } from './migrations/1765065600000-memories.js';
 import { McpOAuthGrants1765152000000 } from './migrations/1765152000000-mcp-oauth-grants.js';
 import { EphemeralSessions1765238400000 } from './migrations/1765238400000-ephemeral-sessions.js';
 import { Usage1765324800000 } from './migrations/1765324800000-usage.js';
+import { Budgets1765411200000 } from './migrations/1765411200000-budgets.js';
 
 /** Entity classes (ESM: classes, never glob paths). */
 export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, RunEventBatchEntity, McpServerEntity, McpToolEntity, ToolBindingEntity, ToolCallLogEntity, ApiKeyEntity, TenantEntity, MemoryNoteEntity];
 
 /** Migrations in the order they run. */
-export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000, RunsByTenant1764892800000, Tenants1764979200000, Memories1765065600000, McpOAuthGrants1765152000000, EphemeralSessions1765238400000, Usage1765324800000];
+export const MIGRATIONS = [InitialSchema1763769600000, McpServers1764547200000, McpTools1764633600000, McpGovernance1764720000000, ApiKeys1764806400000, RunsByTenant1764892800000, Tenants1764979200000, Memories1765065600000, McpOAuthGrants1765152000000, EphemeralSessions1765238400000, Usage1765324800000, Budgets1765411200000];
 
 /** Errors a retry cannot fix: wrong credentials or a database that does not exist. */
 const PERMANENT_ERRORS = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);

@@ -7,6 +7,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { openDatabase, type OpenDatabaseOptions } from './data-source.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
 import { MysqlTenantStore } from './mysql-tenant-store.js';
+import { MysqlBudgetStore } from './mysql-budget-store.js';
 import { MysqlMcpCatalogStore } from './mysql-mcp-catalog-store.js';
 import { MysqlMcpServerStore } from './mysql-mcp-server-store.js';
 import { MysqlMemoryStore } from './mysql-memory-store.js';
@@ -43,6 +44,7 @@ export class MysqlConversationStore implements ConversationStore {
   readonly tenants: MysqlTenantStore;
   readonly usage: MysqlUsageStore;
   readonly prices: MysqlPriceStore;
+  readonly budgets: MysqlBudgetStore;
 
   /**
    * @param dataSource An initialized data source at the latest schema (see openDatabase).
@@ -71,6 +73,7 @@ export class MysqlConversationStore implements ConversationStore {
     this.apiKeys = new MysqlApiKeyStore(dataSource);
     this.memories = new MysqlMemoryStore(dataSource, now, memory);
     this.tenants = new MysqlTenantStore(dataSource);
+    this.budgets = new MysqlBudgetStore(dataSource);
   }
 
   /**

@@ -53,6 +53,7 @@ function toRecord(row: TenantEntity): TenantRecord {
     workspaceQuotaBytes: row.workspaceQuotaBytes,
     maxConcurrentRuns: row.maxConcurrentRuns,
     requestsPerMinute: row.requestsPerMinute,
+    timeZone: row.timeZone,
     features: (typeof row.features === 'string' ? JSON.parse(row.features) : row.features) as TenantFeatures,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

@@ -44,6 +44,16 @@ export const redisKeys = {
   /** Runs a tenant has going (its concurrent-runs quota): a sorted set of run id → admitted at (ms). */
   tenantRuns: (tenantId: string) => `da:tenant:{${tenantId}}:runs`,
   /**
+   * One budget's counter for one period (RedisRunBudgets): a hash of `spent`, `reserved` and one
+   * field per reservation (run id and call number), expiring a day after its period ends. Tagged
+   * with the tenant, as is each run's list of reservations: one call's scripts touch one slot.
+   * `subject` is the person of a user budget, '' for the tenant's own.
+   */
+  budgetCounter: (tenantId: string, metric: string, period: string, periodKey: string, subject: string) =>
+    `da:budget:{${tenantId}}:${metric}:${period}:${periodKey}:${subject === '' ? 'tenant' : `user:${subject}`}`,
+  /** The reservations a run holds on its budgets: a set of "counter\nfield", given back when the run is taken over or ends. */
+  budgetRunReservations: (tenantId: string, runId: string) => `da:budget:{${tenantId}}:run:${runId}`,
+  /**
    * Streams an API key holds open (SSE, WebSocket, Socket.IO) on every gateway: a sorted set of
    * slot → lease end (ms). Tagged with its person, whose set one script checks with it.
    */

@@ -4,6 +4,7 @@ import { createRedis, type RedisClient } from './redis-connection.js';
 import { HitlRequests } from './hitl-requests.js';
 import { RunEventLog } from './run-event-log.js';
 import { RedisRunLedger } from './run-ledger.js';
+import { RedisRunBudgets } from './run-budgets.js';
 
 /** The Redis adapters of the run's ports against the harness Redis, held to the memory backend's contract. */
 
@@ -12,7 +13,7 @@ let ports: RunPortsUnderTest;
 
 beforeAll(() => {
   redis = createRedis(harnessRedisUrl(), 'spec-run-ports');
-  ports = { log: new RunEventLog(redis, { retentionSeconds: 600 }), ledger: new RedisRunLedger(redis, 600), hitl: new HitlRequests(redis, 600) };
+  ports = { log: new RunEventLog(redis, { retentionSeconds: 600 }), ledger: new RedisRunLedger(redis, 600), hitl: new HitlRequests(redis, 600), budgets: new RedisRunBudgets(redis) };
 });
 
 afterAll(async () => {

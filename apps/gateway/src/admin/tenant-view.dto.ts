@@ -31,6 +31,9 @@ export class TenantView {
   @ApiProperty({ type: TenantFeaturesDto, description: 'A list absent allows all of its kind' })
   features_enabled: TenantFeatures;
 
+  @ApiProperty({ example: 'UTC', description: "Where the tenant's budget days and months start" })
+  timezone: string;
+
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 

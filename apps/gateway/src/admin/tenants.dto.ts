@@ -57,6 +57,11 @@ export class TenantSettingsDto {
   @IsOptional() @IsInt() @Min(0) @Max(10_000_000)
   requests_per_minute?: number | null;
 
+  /** Where the tenant's budget days and months start. */
+  @ApiPropertyOptional({ example: 'Europe/Paris', description: "An IANA time zone: where the tenant's budget days and months start (default UTC)" })
+  @IsOptional() @IsString() @MaxLength(64)
+  timezone?: string;
+
   @ApiPropertyOptional({ type: TenantFeaturesDto, nullable: true })
   @IsOptional() @ValidateNested() @Type(() => TenantFeaturesDto)
   features_enabled?: TenantFeaturesDto | null;

@@ -4,6 +4,7 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantExistsError, type TenantFeatures, type TenantRecord, type TenantUpdate } from '#core/tenants/tenant.js';
 import type { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { parseByteSize } from '#core/config/byte-size.js';
+import { isTimeZone } from '#core/usage/budget-period.js';
 import { ApiKeyService } from '../auth/api-key.service.js';
 import { ApiError } from '../common/api-error.js';
 import { invalidFields } from '../common/validation.js';
@@ -107,6 +108,10 @@ function toUpdate(body: TenantSettingsDto): TenantUpdate {
   if (body.requests_per_minute !== undefined) update.requestsPerMinute = body.requests_per_minute;
   if (body.workspace_quota !== undefined) update.workspaceQuotaBytes = workspaceQuota(body.workspace_quota);
   if (body.features_enabled !== undefined) update.features = features(body.features_enabled);
+  if (body.timezone !== undefined) {
+    if (!isTimeZone(body.timezone)) throw invalidFields({ timezone: [`"${body.timezone}" is not a time zone; give an IANA name such as UTC or Europe/Paris`] });
+    update.timeZone = body.timezone;
+  }
   return update;
 }
 
@@ -139,6 +144,7 @@ function tenantView(r: TenantRecord): TenantView {
     max_concurrent_runs: r.maxConcurrentRuns,
     requests_per_minute: r.requestsPerMinute,
     features_enabled: r.features,
+    timezone: r.timeZone ?? 'UTC',
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   };

@@ -2,6 +2,8 @@ import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationS
 import { SecretCipher } from '#core/secrets/secret-cipher.js';
 import type { ConversationStore } from '#core/session/session-store.js';
 import { TenantDirectory } from '#core/tenants/tenant-directory.js';
+import { BudgetDirectory } from '#core/tenants/budget-directory.js';
+import { RedisRunBudgets } from '#transport/run-budgets.js';
 import { createConversationStore } from '#persistence/create-conversation-store.js';
 import { MysqlConversationStore } from '#persistence/mysql-conversation-store.js';
 import { Metrics } from '#telemetry/metrics.js';
@@ -77,9 +79,11 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: OriginPolicy, useValue: originPolicyFor(settings) },
         { provide: SessionAdmission, inject: [REDIS], useFactory: (r: RedisClient) => new SessionAdmission(r) },
         { provide: TENANTS, inject: [STORE], useFactory: (store: ConversationStore) => gatewayTenants(settings, store) },
+        { provide: BudgetDirectory, inject: [STORE, TENANTS], useFactory: (store: ConversationStore, tenants: TenantDirectory) => new BudgetDirectory(store.budgets, tenants, { cacheMs: settings.tenancy.tenantCacheSeconds * 1000 }) },
+        { provide: RedisRunBudgets, inject: [REDIS], useFactory: (r: RedisClient) => new RedisRunBudgets(r) },
         { provide: Metrics, inject: [RunQueue, STORE], useFactory: gatewayMetrics },
       ],
-      exports: [SETTINGS, REDIS, STORE, TENANTS, Metrics, RunEventLog, RunEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, ElicitationRequests, OriginPolicy, SessionAdmission],
+      exports: [SETTINGS, REDIS, STORE, TENANTS, BudgetDirectory, RedisRunBudgets, Metrics, RunEventLog, RunEventRelay, RunQueue, RunLifecycle, ControlBus, UserEventBus, HitlRequests, ElicitationRequests, OriginPolicy, SessionAdmission],
     };
   }
 

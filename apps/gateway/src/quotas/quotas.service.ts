@@ -6,6 +6,12 @@ import type { ConversationStore } from '#core/session/session-store.js';
 import type { TenantDirectory } from '#core/tenants/tenant-directory.js';
 import { Metrics } from '#telemetry/metrics.js';
 import { TenantRunSlots } from '#transport/tenant-run-slots.js';
+import { RedisRunBudgets, spentBudget } from '#transport/run-budgets.js';
+import { BudgetDirectory } from '#core/tenants/budget-directory.js';
+import { budgetsFor } from '#core/usage/budget.js';
+import { budgetLines, exhaustionOf } from '#core/usage/budget-lines.js';
+import { describeBudget } from '#core/engine/agent-executor.js';
+import { PriceTable } from '#core/usage/price-table.js';
 import { redisKeys } from '#transport/redis-keys.js';
 import { ApiError } from '../common/api-error.js';
 import { REDIS, STORE, TENANTS } from '../infra/tokens.js';
@@ -28,6 +34,8 @@ export class Quotas {
     @Inject(STORE) private readonly store: ConversationStore,
     @Inject(TENANTS) private readonly tenants: TenantDirectory,
     private readonly metrics: Metrics,
+    private readonly budgets: BudgetDirectory,
+    private readonly budgetCounters: RedisRunBudgets,
   ) {
     this.runSlots = new TenantRunSlots(redis);
   }
@@ -49,6 +57,35 @@ export class Quotas {
     this.metrics.tenantRunSlots.labels(held === null ? 'granted' : 'refused').inc();
     if (held === null) return;
     throw tooMany('tenant_run_limit', `Your organisation has ${held} runs going, its most at once; retry when one ends`, 'concurrent_runs_per_tenant', max, 5);
+  }
+
+  /**
+   * Before a run is created: a budget of the caller's tenant, or of the caller, that is spent
+   * refuses it, until the budget's period starts again. A tenant without budgets costs nothing
+   * more than its cached read. (Calls of runs already going are held to the budgets by their
+   * reservations: this only spares a run that could not make one call.)
+   * @throws ApiError 429 `budget_exhausted` with the budget, what is spent, and when it resets (Retry-After).
+   */
+  async admitBudgets(caller: Caller, now = new Date()): Promise<void> {
+    // Budgets that cannot be read (the database is down, and this gateway never read them) admit
+    // the run: its calls are still held to the budgets by the worker's reservations once it reads them.
+    const tenant = await this.budgets.of(caller.tenantId).catch(() => undefined);
+    if (!tenant) return;
+    const budgets = budgetsFor(tenant.budgets, caller.userId);
+    if (budgets.length === 0) return;
+    const spent = spentBudget(await this.budgetCounters.counts(caller.tenantId, budgetLines(budgets, caller.userId, tenant.timeZone, now)));
+    if (!spent) return;
+    // Gateways hold no price table: a cost budget is shown in the default currency.
+    const exhausted = exhaustionOf(spent.line, spent.spent, PriceTable.EMPTY.currency);
+    const { scope, metric, period, limit } = exhausted;
+    const retryAfter = Math.max(1, Math.ceil((spent.line.window.resetsAt.getTime() - now.getTime()) / 1000));
+    throw new ApiError(
+      429,
+      'budget_exhausted',
+      describeBudget(exhausted),
+      { budget: { scope, metric, period, limit, ...(exhausted.currency ? { currency: exhausted.currency } : {}) }, spent: exhausted.spent, resets_at: exhausted.resets_at },
+      { 'Retry-After': String(retryAfter) },
+    );
   }
 
   /** Counts one request of the caller's key. @throws ApiError 429 `rate_limited` past the tenant's requests_per_minute. */

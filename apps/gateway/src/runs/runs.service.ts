@@ -32,6 +32,8 @@ export interface RunRequest {
   message: string;
   session_id?: string;
   assistant_id?: string;
+  /** Limits the client sets on this run: lower than the deployment's, never higher. */
+  limits?: { max_tokens?: number };
 }
 
 /** A run's whole answer once it is done: its session, its id, and its events in seq order, its `done` last. */
@@ -134,6 +136,8 @@ export class RunsService {
     holdMessagesToLimit((options.history ?? []).map((m) => m.content), 'history', server.maxMessageBytes);
     const assistantId = request.assistant_id ?? DEFAULT_ASSISTANT_ID;
     if (!findAssistant(assistantId)) throw ApiError.notFound('assistant', assistantId);
+    // A spent budget refuses the run before it takes a slot: every dialect submits here, and shows the 429 in its own shape.
+    await this.quotas.admitBudgets(caller);
     const runId = randomUUID();
     await this.quotas.admitRun(caller, runId);
     try {
@@ -166,7 +170,7 @@ export class RunsService {
         },
         ...this.runRows(caller, sessionId, runId, assistantId, request.message, options.history, options.toolResults),
       });
-      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, ...this.runInput(options) });
+      return this.enqueue(caller, { sessionId, runId }, assistantId, request.message, span, requestId, { approvals: options.approvals, firstTurn: !options.history?.length, ...this.runInput(options), ...runLimits(request) });
     }
 
     const sessionId = request.session_id;
@@ -191,7 +195,7 @@ export class RunsService {
       if (mode === 'reject') throw new ApiError(409, 'run_in_progress', 'Another message of this session is being started; wait for its run, or set DATAAGENT_MULTITASK', {});
       throw new ApiError(503, 'session_busy', 'Too many messages for this session at once; retry shortly', {}, { 'Retry-After': '1' });
     }
-    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, { afterRuns: admitted.afterRuns, approvals: options.approvals, ...this.runInput(options) });
+    return this.enqueue(caller, { sessionId, runId: admitted.runId }, assistantId, request.message, span, requestId, { afterRuns: admitted.afterRuns, approvals: options.approvals, ...this.runInput(options), ...runLimits(request) });
   }
 
   /** What the run gets besides the message: the client's sampling, tools and tool results. */
@@ -218,9 +222,9 @@ export class RunsService {
    * Announces and queues a run whose rows are written.
    * @throws EnqueueFailed when it cannot be queued: the caller has the lifecycle end it failed at once, or its session would answer 409 forever.
    */
-  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn' | 'modelOptions' | 'clientTools' | 'toolResults'>): Promise<SubmittedRun> {
+  private async enqueue(caller: Caller, run: SubmittedRun, assistantId: string, message: string, span: Span, requestId: string | undefined, how: Pick<RunJobData, 'afterRuns' | 'approvals' | 'firstTurn' | 'modelOptions' | 'clientTools' | 'toolResults' | 'maxRunTokens'>): Promise<SubmittedRun> {
     const { sessionId, runId } = run;
-    const { afterRuns, approvals, firstTurn, modelOptions, clientTools, toolResults } = how;
+    const { afterRuns, approvals, firstTurn, modelOptions, clientTools, toolResults, maxRunTokens } = how;
     try {
       await this.lifecycle.enqueue({
         runId,
@@ -239,6 +243,7 @@ export class RunsService {
         ...(modelOptions ? { modelOptions } : {}),
         ...(clientTools ? { clientTools } : {}),
         ...(toolResults ? { toolResults } : {}),
+        ...(maxRunTokens ? { maxRunTokens } : {}),
       });
     } catch (err) {
       throw new EnqueueFailed(err);
@@ -309,4 +314,10 @@ class EnqueueFailed extends Error {
   constructor(override readonly cause: unknown) {
     super('The run could not be queued');
   }
+}
+
+/** The run's own limits the client asked for (the worker keeps the lower of these and the deployment's). */
+function runLimits(request: RunRequest): Pick<RunJobData, 'maxRunTokens'> {
+  const maxTokens = request.limits?.max_tokens;
+  return maxTokens ? { maxRunTokens: maxTokens } : {};
 }

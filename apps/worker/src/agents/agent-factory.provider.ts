@@ -53,6 +53,8 @@ export async function buildAgentFactory(settings: WorkerSettings, policy: Approv
       model: modelOf(assistantModelName(a, llm)),
       maxIterations: worker.maxIterations,
       maxToolCallsPerTurn: worker.maxToolCallsPerTurn,
+      ...(worker.maxRunTokens > 0 ? { maxRunTokens: worker.maxRunTokens } : {}),
+      defaultMaxOutputTokens: llm.maxTokens,
       textCoalesceMs: worker.textCoalesceMs,
       approvalPolicy: policy,
       tools: allTools,

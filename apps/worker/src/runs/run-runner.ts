@@ -18,7 +18,11 @@ import type { WorkerRunLifecycle } from '#core/run/run-lifecycle.js';
 import type { EventArchiver } from './event-archiver.js';
 import { loadHistory } from './history.js';
 import { isQuietContinuation, RunAttempt } from './run-attempt.js';
-import { RunFencedError, type RunJobData, type RunLedger, type RunLog, type StoredStep, type TakenRun } from '#core/run/run-ports.js';
+import { RunFencedError, type RunBudgets, type RunJobData, type RunLedger, type RunLog, type StoredStep, type TakenRun } from '#core/run/run-ports.js';
+import type { BudgetDirectory } from '#core/tenants/budget-directory.js';
+import { budgetsFor } from '#core/usage/budget.js';
+import type { ModelCallBudget } from '#core/usage/call-budget.js';
+import { PriceTable } from '#core/usage/price-table.js';
 
 export interface RunRunnerDeps {
   store: ConversationStore;
@@ -46,6 +50,8 @@ export interface RunRunnerDeps {
   tenants?: TenantDirectory;
   /** The price table in force, each run's model calls priced from it; absent: calls cost nothing. */
   prices?: PriceDirectory;
+  /** Tenants' budgets, and the reservations runs' calls make on them; absent: no budgets. */
+  budgets?: { directory: BudgetDirectory; counters: RunBudgets };
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -243,7 +249,8 @@ export class RunRunner {
     // highest seq it holds, so a flush of run_started alone would lose run_queued. The gateway's
     // run_queued (and, on a takeover, what the archive may not hold yet) goes with this worker's events.
     for (const event of first ? [...earlier, first] : earlier) archiver.add(event);
-    await lifecycle.start(runId);
+    // A run taken over (or continued) gives back what its earlier attempt still held on its budgets.
+    await lifecycle.start(attempt.ref, startedBefore !== undefined);
     return true;
   }
 
@@ -283,13 +290,17 @@ export class RunRunner {
       ...(job.modelOptions ? { modelOptions: job.modelOptions } : {}),
       ...(job.clientTools?.length ? { clientTools: job.clientTools } : {}),
       ...(prices ? { prices: prices.table } : {}),
+      // A client may lower the run's token limit, never raise it.
+      ...(job.maxRunTokens ? { maxRunTokens: Math.min(job.maxRunTokens, base?.maxRunTokens || Infinity) } : {}),
     });
     return { executor, equipped };
   }
 
   /** Streams the agent's events into the run's log until its done, which ends the run through the lifecycle. */
   private async execute(attempt: RunAttempt, job: RunJobData, executor: AgentExecutor, steps: StoredStep[], history: ChatMessage[], meter?: RunMeter): Promise<void> {
+    const budget = await this.budgetOf(job);
     const events = executor.execute(job.message, job.sessionId, {
+      ...(budget ? { budget } : {}),
       runId: job.runId,
       caller: callerOf(job),
       history,
@@ -317,6 +328,27 @@ export class RunRunner {
       // Counted once, where it is appended: an event a continued run replays is in the log already.
       if (published && published.seq > before && event instanceof UsageEvent) meter?.usage(event.usage);
       if (attempt.foundSealed) break;
+    }
+  }
+
+  /**
+   * The budgets the run's calls draw on: its tenant's and its person's, in Redis. None for a
+   * tenant without budgets: its calls make no reservation. Budgets that cannot be read (the
+   * database is down and this worker never read them) are not applied, and that is logged: a
+   * database outage does not stop every run.
+   */
+  private async budgetOf(job: RunJobData): Promise<ModelCallBudget | undefined> {
+    const { budgets, agents, logger } = this.deps;
+    if (!budgets) return undefined;
+    try {
+      const tenant = await budgets.directory.of(job.tenantId);
+      const applicable = budgetsFor(tenant.budgets, job.userId);
+      if (applicable.length === 0) return undefined;
+      const prices = agents.get(job.assistantId)?.prices ?? PriceTable.EMPTY;
+      return budgets.counters.forRun({ runId: job.runId, tenantId: job.tenantId, userId: job.userId, timeZone: tenant.timeZone, budgets: applicable, prices });
+    } catch (err) {
+      logger.error({ run_id: job.runId, tenant_id: job.tenantId, err }, "could not read the tenant's budgets; the run goes on without them");
+      return undefined;
     }
   }
 

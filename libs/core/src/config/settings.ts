@@ -114,7 +114,11 @@ export class LlmConfig {
   @Env('DATAAGENT_LLM_TIMEOUT_MS', 'int') @IsInt() @Min(100)
   timeoutMs = 120_000;
 
-  /** Most tokens one model answer may have (Anthropic's API requires a limit). */
+  /**
+   * Most tokens one model answer may have (Anthropic's API requires a limit). A call under a
+   * budget (DATAAGENT_MAX_RUN_TOKENS, or a tenant's or person's) reserves this much output until
+   * it settles, unless its client asked for fewer (`max_tokens`).
+   */
   @Env('DATAAGENT_LLM_MAX_TOKENS', 'int') @IsInt() @Min(1)
   maxTokens = 4096;
 
@@ -191,6 +195,14 @@ export class WorkerConfig {
   /** LLM rounds per run. */
   @Env('DATAAGENT_MAX_ITERATIONS', 'int') @IsInt() @Min(1)
   maxIterations = 10;
+
+  /**
+   * Tokens (input and output together) one run's model calls may use in all; a run that reaches
+   * it ends with `error{budget_exhausted}` and `done{reason: "budget"}`, its answer so far kept.
+   * A request may ask for less (`max_tokens`), never more. 0: no limit.
+   */
+  @Env('DATAAGENT_MAX_RUN_TOKENS', 'int') @IsInt() @Min(0)
+  maxRunTokens = 0;
 
   /**
    * UTF-8 bytes of earlier conversation sent with each turn: the newest messages are kept, a tool

@@ -145,6 +145,21 @@ describe("AgentExecutor's budgets", () => {
     expect((events.at(-2) as { retry_after?: number }).retry_after).toBeGreaterThan(3500);
   });
 
+  it('ends the run on an answer a budget cut short: kept as it is, then budget_exhausted and done{reason: budget}; a cut the client asked for is no budget end', async () => {
+    const cutAt = (reason: string): ModelChunk[] => [{ type: 'text', text: 'The answer so' }, { type: 'finish', reason }];
+    const model = new ScriptedModel([cutAt('length')]);
+    const events = await run(executor(model, { maxRunTokens: 80 }));
+    // 80 tokens for the run, less the call's input: the model may answer with fewer than it would ask for.
+    expect(model.requests[0]!.options?.maxTokens).toBeLessThan(80);
+    expect(events.map((e) => e.event_type)).toEqual(['text', 'usage', 'text', 'error', 'done']);
+    expect(events.at(-2)).toMatchObject({ error_code: 'budget_exhausted', error: expect.stringMatching(/^This run's token budget is spent/) });
+    expect(events.at(-1)).toMatchObject({ reason: 'budget' });
+    // The client's own max_tokens cut it: the run completes.
+    const asked = await run(executor(new ScriptedModel([cutAt('length')]), { maxRunTokens: 100_000, modelOptions: { maxTokens: 5 } }));
+    expect(asked.at(-1)).toMatchObject({ event_type: 'done' });
+    expect(asked.at(-1)).not.toHaveProperty('reason');
+  });
+
   it("holds a run to its own token limit, counting on from the attempts before it", async () => {
     const model = new ScriptedModel([toolTurn([{ type: 'usage', inputTokens: 400, outputTokens: 450 }]), answer('ok')]);
     const events = await run(executor(model, { maxRunTokens: 900 }));

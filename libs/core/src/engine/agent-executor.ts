@@ -232,6 +232,11 @@ export class AgentExecutor {
         const shown = [...rest.flatMap((s) => (s.type === 'text' ? [new TextEvent(envelope, s.text, false)] : [])), new TextEvent(envelope, '', true)];
         await add({ role: 'assistant', content: text }, { replay: shown.map((e) => e.toDict()) });
         yield* shown;
+        // An answer cut where a budget capped it was cut by the budget: kept as it is, and the run ends saying so.
+        if (finishReason === 'length' && grant.limitedBy) {
+          yield budgetError(envelope, grant.limitedBy);
+          return { cancelled: false, reason: 'budget' };
+        }
         return { cancelled: false };
       }
 

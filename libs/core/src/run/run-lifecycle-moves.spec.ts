@@ -40,7 +40,7 @@ interface Move {
 }
 
 const MOVES: Move[] = [
-  { name: 'start', to: 'running', from: ['queued', 'waiting'], call: ({ lifecycle }) => lifecycle.start('r') },
+  { name: 'start', to: 'running', from: ['queued', 'waiting'], call: ({ lifecycle }) => lifecycle.start({ runId: 'r', tenantId: 't' }) },
   {
     name: 'park',
     to: 'waiting',

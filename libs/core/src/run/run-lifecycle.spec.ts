@@ -25,7 +25,7 @@ async function setUp(durable?: DurableWrites) {
   const take = async () => {
     backend.jobStates.get('r')!.state = 'active';
     const taken = await backend.ledger.take('r');
-    await lifecycle.start('r');
+    await lifecycle.start({ runId: 'r', tenantId: 't' });
     return taken.sealed ? 0 : taken.epoch;
   };
   return { backend, store, lifecycle, events, status, slotHeld, take };

@@ -18,6 +18,7 @@ import {
   type RunRelay,
   type RunRows,
   type RunSlots,
+  type RunBudgets,
 } from './run-ports.js';
 import { canMove, move, type FinalRunState, type RunState } from './run-state.js';
 
@@ -74,6 +75,8 @@ export interface WorkerRunLifecyclePorts extends RunLifecyclePorts {
   durable: DurableWrites;
   /** Whether a store error means the database could not be reached (such a write is kept for later, not failed). */
   databaseUnavailable: (err: unknown) => boolean;
+  /** Runs' reservations on their budgets: what a run still holds is given back when another worker takes it, and when it ends. */
+  budgets: RunBudgets;
 }
 
 export type { RunRef };
@@ -287,9 +290,15 @@ export class WorkerRunLifecycle extends RunLifecycle {
 
   // ── running ⇄ waiting ─────────────────────────────────────────────────────
 
-  /** A worker starts (or continues) a run: queued or waiting → running, on its row. */
-  async start(runId: string): Promise<void> {
-    await this.starts.add(runId);
+  /**
+   * A worker starts (or continues) a run: queued or waiting → running, on its row. A run that
+   * was started before (another worker held it, and may have died mid-call) first gives back
+   * what that worker had reserved on its budgets: this worker reserves its own calls again.
+   * @param continued whether the run had started before.
+   */
+  async start(run: Pick<RunRef, 'runId' | 'tenantId'>, continued = false): Promise<void> {
+    if (continued) await this.releaseBudgets(run);
+    await this.starts.add(run.runId);
   }
 
   /**
@@ -336,6 +345,7 @@ export class WorkerRunLifecycle extends RunLifecycle {
       logger.error({ run_id: run.runId, err }, "could not store the run's end; its done goes out anyway");
     }
     await this.releaseSlot(run);
+    await this.releaseBudgets(run);
     const envelope = { sessionId: run.sessionId, runId: run.runId };
     if (end.closeCall) await log.append(new ToolResultEvent(envelope, end.closeCall, { error: 'Cancelled' }, 'cancelled').toDict(), epoch, true);
     // A question that expired ends the run as a rejection does: not completed, and saying why.
@@ -368,6 +378,7 @@ export class WorkerRunLifecycle extends RunLifecycle {
       }
       const marked = await this.endRow(run.runId, [from], status, failed ? 'ended before its final write' : undefined);
       await this.releaseSlot(run);
+      await this.releaseBudgets(run);
       return marked;
     }
     const epoch = await ledger.claim(run.runId);
@@ -377,7 +388,13 @@ export class WorkerRunLifecycle extends RunLifecycle {
     await this.archive(run.runId);
     const marked = await this.endRow(run.runId, [run.status], 'lost', `no worker holds it (job ${jobState})`);
     await this.releaseSlot(run);
+    await this.releaseBudgets(run);
     return marked;
+  }
+
+  /** Gives back what the run still holds on its budgets; a failure leaves it until the counters expire with their period. */
+  private async releaseBudgets(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<void> {
+    await this.ports.budgets.release(run).catch((err: unknown) => this.ports.logger.warn({ run_id: run.runId, err }, "could not give back the run's budget reservations"));
   }
 
   /** One run's final rows, alone: messages it stored before (a retry) are kept; messages that cannot be stored end it failed. */

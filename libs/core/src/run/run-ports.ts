@@ -2,6 +2,9 @@ import type { EventDict } from '../events/execution-event.js';
 import type { JournalStep, ParkedWait } from '../engine/run-journal.js';
 import type { ChatMessage, ModelOptions, ToolSpec } from '../llm/chat-model.js';
 import type { ConversationStore } from '../session/session-store.js';
+import type { BudgetDefinition } from '../usage/budget.js';
+import type { ModelCallBudget } from '../usage/call-budget.js';
+import type { PriceTable } from '../usage/price-table.js';
 
 /**
  * What a run needs of the stores around it, as interfaces: the Redis adapters in libs/transport
@@ -116,6 +119,8 @@ export interface RunJobData {
   firstTurn?: boolean;
   /** How the client asked the model to sample (the OpenAI-compatible door); absent: the provider's defaults. */
   modelOptions?: ModelOptions;
+  /** Tokens the client allows the whole run (the native chat's `limits.max_tokens`): it may lower DATAAGENT_MAX_RUN_TOKENS, never raise it. */
+  maxRunTokens?: number;
   /** The client's own tools (the OpenAI-compatible door): offered to the model, run by the client (AgentConfig.clientTools). */
   clientTools?: ToolSpec[];
   /**
@@ -186,6 +191,31 @@ export interface RunRef {
 /** Tenants' concurrent-run slots: a run gives its slot back when it ends. */
 export interface RunSlots {
   release(tenantId: string, runId: string): Promise<void>;
+}
+
+/** A run as its budgets see it: whose it is, the budgets that apply to it, how its calls are priced. */
+export interface BudgetedRun {
+  runId: string;
+  tenantId: string;
+  userId: string;
+  /** The tenant's time zone: where its days and months start. */
+  timeZone: string;
+  /** The tenant's and the person's budgets (budgetsFor); none, and the run reserves nothing. */
+  budgets: readonly BudgetDefinition[];
+  prices: PriceTable;
+  now?: () => Date;
+}
+
+/**
+ * The reservations runs' model calls hold on their tenant's and person's budgets, shared by every
+ * worker. A run lists what it holds, so what a dead worker reserved (or a call never settled) is
+ * given back when another worker takes the run, or when it ends.
+ */
+export interface RunBudgets {
+  /** The budget one run's model calls draw on: each call reserves before it and settles after. */
+  forRun(run: BudgetedRun): ModelCallBudget;
+  /** Gives back every reservation the run still holds. @returns how many there were. */
+  release(run: Pick<RunRef, 'runId' | 'tenantId'>): Promise<number>;
 }
 
 /** Runs' events as they are appended, to whoever watches a run here. */

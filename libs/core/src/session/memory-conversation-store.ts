@@ -4,6 +4,7 @@ import { ACTIVE_RUN_STATES, fromStates, type RunState } from '../run/run-state.j
 import type { EventDict } from '../events/execution-event.js';
 import { MemoryApiKeyStore } from '../auth/managed-api-keys.js';
 import { MemoryTenantStore } from '../tenants/tenant.js';
+import { MemoryBudgetStore } from '../usage/budget.js';
 import { MemoryMcpCatalogStore } from '../mcp/memory-mcp-catalog-store.js';
 import { MemoryMcpServerStore } from '../mcp/memory-mcp-server-store.js';
 import { MemoryToolBindingStore } from '../mcp/tool-bindings.js';
@@ -45,6 +46,7 @@ export class MemoryConversationStore implements ConversationStore {
   readonly tenants = new MemoryTenantStore();
   readonly usage = new MemoryUsageStore();
   readonly prices = new MemoryPriceStore();
+  readonly budgets = new MemoryBudgetStore();
 
   /**
    * @param cipher Encrypts MCP servers' secret values; without it, servers with secrets are refused.

@@ -4,6 +4,7 @@ import type { ChatRole } from '../llm/chat-model.js';
 import type { ApiKeyStore } from '../auth/managed-api-keys.js';
 import type { MemoryStore } from '../memory/memory-store.js';
 import type { TenantStore } from '../tenants/tenant.js';
+import type { BudgetStore } from '../usage/budget.js';
 import type { McpCatalogStore } from '../mcp/mcp-catalog-store.js';
 import type { McpServerStore } from '../mcp/mcp-server-store.js';
 import type { ToolBindingStore } from '../mcp/tool-bindings.js';
@@ -194,6 +195,8 @@ export interface ConversationStore {
   apiKeys: ApiKeyStore;
   /** Tenants' limits and feature switches (`tenants`). */
   tenants: TenantStore;
+  /** Tenants' and people's token and cost budgets (`budgets`). */
+  budgets: BudgetStore;
   /** Users' long-term notes (`memories`), shared by every gateway and worker. */
   memories: MemoryStore;
   /** Each model call's usage (`usage_facts`), written as runs' events are archived. */

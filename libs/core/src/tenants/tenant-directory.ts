@@ -11,6 +11,8 @@ export interface TenantPolicy {
   tenantId: string;
   limits: EffectiveLimits;
   features: FeatureSwitch;
+  /** Where the tenant's days and months start (its budgets' periods): an IANA zone, UTC by default. */
+  timeZone: string;
 }
 
 /** Answers whether a tenant may use a tool, a skill or an MCP server. */
@@ -118,6 +120,6 @@ export class TenantDirectory {
   private fromRecord(tenantId: string, record: TenantRecord | null): TenantPolicy {
     const limits = { ...this.defaults };
     if (record) for (const key of Object.keys(limits) as Array<keyof EffectiveLimits>) limits[key] = record[key] ?? this.defaults[key];
-    return { tenantId, limits, features: record ? new FeatureSwitch(record.features) : FeatureSwitch.ALL_ON };
+    return { tenantId, limits, features: record ? new FeatureSwitch(record.features) : FeatureSwitch.ALL_ON, timeZone: record?.timeZone ?? 'UTC' };
   }
 }

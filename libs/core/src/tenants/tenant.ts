@@ -36,6 +36,8 @@ export interface TenantRecord extends TenantLimits {
   tenantId: string;
   name: string;
   features: TenantFeatures;
+  /** Where the tenant's days and months start (its budgets' periods): an IANA zone; absent, UTC. */
+  timeZone?: string;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -31,8 +31,12 @@ export interface CallClaim {
   maxOutputTokens: number;
 }
 
-/** What a call may do: produce at most `maxOutputTokens` (capped to what every budget has left), or nothing. */
-export type CallGrant = { granted: true; maxOutputTokens: number } | { granted: false; exhausted: BudgetExhaustion };
+/**
+ * What a call may do: produce at most `maxOutputTokens` (capped to what every budget has left), or
+ * nothing. `limitedBy` names the budget that capped it below what the call asked for: an answer
+ * cut at that cap was cut by the budget.
+ */
+export type CallGrant = { granted: true; maxOutputTokens: number; limitedBy?: BudgetExhaustion } | { granted: false; exhausted: BudgetExhaustion };
 
 /** A call's tokens and exact cost (pico-units), as it is recorded. */
 export interface CallSpend {
@@ -66,8 +70,9 @@ export class RunTokenLimit implements ModelCallBudget {
 
   async reserve(claim: CallClaim): Promise<CallGrant> {
     const left = this.limit - this.used - claim.inputTokens;
-    if (left < MIN_OUTPUT_TOKENS) return { granted: false, exhausted: { scope: 'run', metric: 'tokens', limit: String(this.limit), spent: String(this.used) } };
-    return { granted: true, maxOutputTokens: Math.min(claim.maxOutputTokens, left) };
+    const exhausted: BudgetExhaustion = { scope: 'run', metric: 'tokens', limit: String(this.limit), spent: String(this.used) };
+    if (left < MIN_OUTPUT_TOKENS) return { granted: false, exhausted };
+    return left < claim.maxOutputTokens ? { granted: true, maxOutputTokens: left, limitedBy: exhausted } : { granted: true, maxOutputTokens: claim.maxOutputTokens };
   }
 
   async settle(_call: number, spent: CallSpend): Promise<void> {
@@ -81,6 +86,7 @@ export class AllBudgets implements ModelCallBudget {
 
   async reserve(claim: CallClaim): Promise<CallGrant> {
     let maxOutputTokens = claim.maxOutputTokens;
+    let limitedBy: BudgetExhaustion | undefined;
     const taken: ModelCallBudget[] = [];
     for (const budget of this.budgets) {
       const grant = await budget.reserve({ ...claim, maxOutputTokens });
@@ -89,9 +95,12 @@ export class AllBudgets implements ModelCallBudget {
         return grant;
       }
       taken.push(budget);
-      maxOutputTokens = Math.min(maxOutputTokens, grant.maxOutputTokens);
+      if (grant.maxOutputTokens < maxOutputTokens) {
+        maxOutputTokens = grant.maxOutputTokens;
+        limitedBy = grant.limitedBy;
+      }
     }
-    return { granted: true, maxOutputTokens };
+    return { granted: true, maxOutputTokens, ...(limitedBy ? { limitedBy } : {}) };
   }
 
   async settle(call: number, spent: CallSpend): Promise<void> {

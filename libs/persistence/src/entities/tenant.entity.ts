@@ -29,6 +29,10 @@ export class TenantEntity {
   @Column({ name: 'requests_per_minute', type: 'int', nullable: true })
   requestsPerMinute: number | null;
 
+  /** An IANA time zone: where the tenant's budget days and months start. */
+  @Column({ name: 'timezone', type: 'varchar', length: 64, default: 'UTC' })
+  timeZone: string;
+
   @Column({ name: 'features_enabled', type: 'json' })
   features: JsonObject;
 

@@ -16,9 +16,9 @@ const files = readdirSync(LUA_DIR).filter((file) => file.endsWith('.lua')).map((
 describe('the Lua scripts', () => {
   it('are named in the code, each by a file that exists and loads, and no file is left unused', () => {
     const named = namedInCode();
-    // The eleven scripts of run-ledger, run-event-log, hitl-requests, elicitation-requests,
-    // parked-run-deadlines, redis-lease, stream-slots and tenant-run-slots.
-    expect(new Set(named).size).toBe(11);
+    // The fourteen scripts of run-ledger, run-event-log, hitl-requests, elicitation-requests,
+    // parked-run-deadlines, redis-lease, stream-slots, tenant-run-slots and run-budgets.
+    expect(new Set(named).size).toBe(14);
     expect([...new Set(named)].sort()).toEqual([...files].sort());
     for (const name of named.filter((n) => n !== 'run-event-append')) {
       const text = luaScript(name);

@@ -20,6 +20,7 @@ import {
   type StoredStep,
   type TakenRun,
 } from '../run-ports.js';
+import { MemoryRunBudgets } from './memory-run-budgets.js';
 
 /** What one run keeps: its log, its seal, its cancel record, its owner epoch, its steps, intents and wait. */
 interface RunKeys {
@@ -162,6 +163,9 @@ export class MemoryRunBackend {
     },
     isApproveAll: async (sessionId) => this.approveAllSessions.has(sessionId),
   };
+
+  /** Runs' reservations on their tenants' and people's budgets. */
+  readonly budgets = new MemoryRunBudgets();
 
   readonly slots: RunSlots = {
     release: async (tenantId, runId) => void this.slotsHeld.get(tenantId)?.delete(runId),

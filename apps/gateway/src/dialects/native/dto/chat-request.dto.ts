@@ -1,6 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { ELICITATION_ACTIONS, MAX_SEQ, type ElicitationAction } from '#core/events/execution-event.js';
+
+/** Limits a client sets on one run: it may lower the deployment's, never raise them. */
+export class RunLimitsDto {
+  @ApiPropertyOptional({ description: 'Tokens (input and output) all of the run’s model calls may use; the lower of this and DATAAGENT_MAX_RUN_TOKENS holds', minimum: 1 })
+  @IsOptional() @IsInt({ message: 'limits.max_tokens must be a whole number of tokens' }) @Min(1) @Max(1_000_000_000)
+  max_tokens?: number;
+}
 
 /** A chat turn, the same over REST, Socket.IO and WebSocket. */
 export class ChatRequestDto {
@@ -15,6 +23,10 @@ export class ChatRequestDto {
   @ApiPropertyOptional({ description: 'The assistant of a new session (GET /api/v1/agents)', maxLength: 64 })
   @IsOptional() @IsString() @MaxLength(64)
   assistant_id?: string;
+
+  @ApiPropertyOptional({ type: RunLimitsDto, description: 'Limits on this run, lower than the deployment’s' })
+  @IsOptional() @ValidateNested() @Type(() => RunLimitsDto)
+  limits?: RunLimitsDto;
 }
 
 /** The envelope of every socket message: {type, payload}. */
