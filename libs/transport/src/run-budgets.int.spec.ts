@@ -131,4 +131,18 @@ describe('RedisRunBudgets', () => {
     const refused = await budgets.forRun(runOf(tenantId, limits, { prices })).reserve(claim(1, 10, 4_096));
     expect(refused).toMatchObject({ granted: false, exhausted: { metric: 'cost', limit: '0.000100', spent: '0.000100', currency: 'USD' } });
   });
+
+  it("settles and releases a call whose cost budget reserved nothing (a model the table does not price), and the run goes on", async () => {
+    const tenantId = `t-${randomUUID()}`;
+    const limits = [budget(tenantId, { metric: 'cost', limit: 100_000_000n }), budget(tenantId, { limit: 10_000n })];
+    const budgets = new RedisRunBudgets(redis);
+    const key = redisKeys.budgetCounter(tenantId, 'cost', 'day', '2026-12-08', '');
+    const ref = runOf(tenantId, limits);
+    const run = budgets.forRun(ref);
+    expect(await run.reserve(claim(1, 10, 100, 'openai:unpriced'))).toMatchObject({ granted: true });
+    await run.settle(1, { inputTokens: 10, outputTokens: 20, cost: 0n });
+    expect(await run.reserve(claim(2, 10, 100, 'openai:unpriced'))).toMatchObject({ granted: true });
+    expect(await budgets.release(ref)).toBeGreaterThan(0);
+    expect(await counter(key)).toEqual({ spent: 0, reserved: 0, fields: 0 });
+  });
 });

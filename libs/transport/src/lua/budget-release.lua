@@ -13,7 +13,8 @@ for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   if named[counter] then
     local held = tonumber(redis.call('HGET', counter, field))
     if held then
-      redis.call('HINCRBY', counter, 'reserved', string.format('%.0f', -held))
+      -- A reservation of 0 gives nothing back: '-0' is no integer to HINCRBY.
+      if held ~= 0 then redis.call('HINCRBY', counter, 'reserved', string.format('%.0f', -held)) end
       redis.call('HDEL', counter, field)
       released = released + 1
     end

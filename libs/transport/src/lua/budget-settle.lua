@@ -9,7 +9,8 @@ local field = ARGV[1]
 for i = 1, n do
   local held = tonumber(redis.call('HGET', KEYS[i], field))
   if held then
-    redis.call('HINCRBY', KEYS[i], 'reserved', string.format('%.0f', -held))
+    -- A reservation of 0 (a cost budget and an unpriced model) gives nothing back: '-0' is no integer to HINCRBY.
+    if held ~= 0 then redis.call('HINCRBY', KEYS[i], 'reserved', string.format('%.0f', -held)) end
     redis.call('HDEL', KEYS[i], field)
   end
   local spent = tonumber(ARGV[i + 1])
