@@ -28,3 +28,14 @@ describe('token estimates', () => {
     expect(await estimateOutputTokens('openai:gpt-4o', '', [])).toBe(0);
   });
 });
+
+describe('token estimates, counted again', () => {
+  it('gives the same count for a text it has counted before, whatever came between', async () => {
+    const tools = [{ name: 'read_file', description: 'Reads a file from the workspace', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+    const messages = [{ role: 'system' as const, content: 'You are a data assistant.' }, { role: 'user' as const, content: 'Count the rows of orders.' }];
+    const first = await estimateInputTokens('openai:gpt-4o', messages, tools);
+    for (let i = 0; i < 5000; i++) await countTokens('openai:gpt-4o', `filler ${i}`);
+    expect(await estimateInputTokens('openai:gpt-4o', messages, tools)).toBe(first);
+    expect(await estimateInputTokens('openai:gpt-4', messages, tools)).not.toBe(0);
+  });
+});

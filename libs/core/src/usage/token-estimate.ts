@@ -37,16 +37,40 @@ export async function countTokens(modelId: string, text: string): Promise<number
   return (await tokenizer(tokenizerFor(modelId))).encode(text).length;
 }
 
+/**
+ * Counts of texts seen lately, by tokenizer and text: a run's every call sends the same system
+ * prompt, tools and earlier messages again, and encoding them is most of an estimate's cost.
+ */
+const counted = new Map<string, number>();
+const COUNTED_MAX = 4_096;
+
+function countCached(encoder: Tiktoken, name: TokenizerName, text: string): number {
+  if (text === '') return 0;
+  const key = `${name}\u0000${text}`;
+  const known = counted.get(key);
+  if (known !== undefined) {
+    // Most recently used last: the oldest goes first when the map is full.
+    counted.delete(key);
+    counted.set(key, known);
+    return known;
+  }
+  const tokens = encoder.encode(text).length;
+  if (counted.size >= COUNTED_MAX) counted.delete(counted.keys().next().value!);
+  counted.set(key, tokens);
+  return tokens;
+}
+
 /** The input tokens of a chat request: each message's content, name and tool calls, the tools offered, and the framing OpenAI counts. */
 export async function estimateInputTokens(modelId: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<number> {
-  const encoder = await tokenizer(tokenizerFor(modelId));
+  const name = tokenizerFor(modelId);
+  const encoder = await tokenizer(name);
   let total = PRIMING;
   for (const message of messages) {
-    total += PER_MESSAGE + encoder.encode(message.content).length;
-    if (message.name) total += encoder.encode(message.name).length;
-    if (message.toolCalls?.length) total += encoder.encode(JSON.stringify(message.toolCalls)).length;
+    total += PER_MESSAGE + countCached(encoder, name, message.content);
+    if (message.name) total += countCached(encoder, name, message.name);
+    if (message.toolCalls?.length) total += countCached(encoder, name, JSON.stringify(message.toolCalls));
   }
-  if (tools.length > 0) total += encoder.encode(JSON.stringify(tools)).length;
+  if (tools.length > 0) total += countCached(encoder, name, JSON.stringify(tools));
   return total;
 }
 
