@@ -72,6 +72,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Tiktoken } from 'js-tiktoken/lite';
+import { tokenCount } from '#core/usage/token-estimate.js';
 
 /** One thing the server does while answering a request, in order. */
 export type ScriptStep =
@@ -287,19 +288,19 @@ export class ScriptedLlmServer {
         } else if ('text' in step) {
           await pace();
           let text = step.stamp ? `⟨t=${(performance.timeOrigin + performance.now()).toFixed(3)}⟩${step.text}` : step.text;
-          const tokens = encoder.encode(text);
-          if (completion + tokens.length > cap) {
+          const counted = tokenCount(encoder, text);
+          if (completion + counted > cap) {
             // What fits of this chunk goes out, and the answer ends there, as a model's does at max_tokens.
-            text = encoder.decode(tokens.slice(0, cap - completion));
+            text = encoder.decode(encoder.encode(text).slice(0, cap - completion));
             cut = true;
           }
-          completion += cut ? cap - completion : tokens.length;
+          completion += cut ? cap - completion : counted;
           if (text !== '') await out.text(text);
           if (cut) break;
         } else if ('toolCall' in step) {
           const call = step.toolCall;
           const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
-          const tokens = encoder.encode(call.name).length + encoder.encode(args).length;
+          const tokens = tokenCount(encoder, call.name) + tokenCount(encoder, args);
           if (completion + tokens > cap) {
             cut = true;
             break;
@@ -473,9 +474,9 @@ const PRIMING = 3;
 function promptTokens(encoder: Tiktoken, messages: WireMessage[]): number {
   let total = PRIMING;
   for (const message of messages) {
-    total += PER_MESSAGE + encoder.encode(contentText(message.content)).length;
-    if (message.name) total += encoder.encode(message.name).length;
-    if (message.tool_calls?.length) total += encoder.encode(JSON.stringify(message.tool_calls)).length;
+    total += PER_MESSAGE + tokenCount(encoder, contentText(message.content));
+    if (message.name) total += tokenCount(encoder, message.name);
+    if (message.tool_calls?.length) total += tokenCount(encoder, JSON.stringify(message.tool_calls));
   }
   return total;
 }

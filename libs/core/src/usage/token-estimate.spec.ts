@@ -39,3 +39,13 @@ describe('token estimates, counted again', () => {
     expect(await estimateInputTokens('openai:gpt-4', messages, tools)).not.toBe(0);
   });
 });
+
+describe('token estimates of hostile text', () => {
+  it('counts a message of one 200,000-letter word in linear time, at least what it would encode to', async () => {
+    // Byte-pair encoding is quadratic in a run of letters: encoded whole, this takes hours.
+    const word = Array.from({ length: 200_000 }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join('');
+    const tokens = await estimateInputTokens('openai:gpt-4o', [{ role: 'user', content: `summarise ${word} please` }], []);
+    expect(tokens).toBeGreaterThanOrEqual(200_000);
+    expect(await countTokens('openai:gpt-4o', `${word.slice(0, 255)} and more`)).toBeLessThan(255);
+  });
+});
