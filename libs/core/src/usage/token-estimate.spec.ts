@@ -47,5 +47,7 @@ describe('token estimates of hostile text', () => {
     const tokens = await estimateInputTokens('openai:gpt-4o', [{ role: 'user', content: `summarise ${word} please` }], []);
     expect(tokens).toBeGreaterThanOrEqual(200_000);
     expect(await countTokens('openai:gpt-4o', `${word.slice(0, 255)} and more`)).toBeLessThan(255);
+    // A line of 100,000 dots is one run for the tokenizer too.
+    expect(await countTokens('openai:gpt-4o', `tok1 ${'.'.repeat(100_000)}`)).toBeGreaterThanOrEqual(100_000);
   });
 });

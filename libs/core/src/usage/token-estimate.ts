@@ -11,11 +11,13 @@ const PRIMING = 3;
 const loaded = new Map<TokenizerName, Tiktoken>();
 
 /**
- * A run of letters this long is counted, not encoded: byte-pair encoding takes time quadratic in
- * a run's length (8,000 letters without a break: 5 s; 32,000: 80 s), so a message of one long
- * word would hold a worker's CPU. Such a run counts a token per letter, at least what it encodes to.
+ * A run of letters, or of punctuation and symbols, this long is counted, not encoded: the
+ * tokenizer splits text into such runs, and byte-pair encoding takes time quadratic in a run's
+ * length (8,000 letters without a break: 5 s; 32,000: 80 s), so a message of one long word or
+ * one long line of dots would hold a worker's CPU. Such a run counts a token per character, at
+ * least what it encodes to.
  */
-const LONG_RUN = /[\p{L}\p{M}]{256,}/gu;
+const LONG_RUN = /[\p{L}\p{M}]{256,}|[^\s\p{L}\p{M}\p{N}]{256,}/gu;
 
 /** Tokens of `text` under `encoder`, in time linear in its length (see LONG_RUN). */
 export function tokenCount(encoder: Tiktoken, text: string): number {
